@@ -1,0 +1,103 @@
+/**
+ * `npm test`: everything that must be true before a change lands, against a real PostgreSQL.
+ *
+ *   1. pgTAP is installed (Debian package) and visible to the embedded PostgreSQL
+ *   2. a throwaway cluster with the migrated template database
+ *   3. pgTAP suite (supabase/tests) through pg_prove
+ *   4. `supabase db advisors`: nothing at WARN or ERROR
+ *   5. TypeScript typecheck
+ *   6. vitest (HTTP, e2e, property tests), each file on its own clone of the template
+ *
+ * Ends with one line `N passed, N failed` counting every test and check.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import postgres from 'postgres';
+import { ensurePgtap } from './pgtap.js';
+import { startTestCluster, TEMPLATE_DB, withDatabase } from './test-database.js';
+
+const root = path.resolve(import.meta.dirname, '..');
+const artifacts = path.join(root, 'test-artifacts');
+mkdirSync(artifacts, { recursive: true });
+const tally = { passed: 0, failed: 0 };
+const failures: string[] = [];
+const log = (line: string) => console.log(`\n== ${line}`);
+
+function record(name: string, passed: number, failed: number) {
+  tally.passed += passed;
+  tally.failed += failed;
+  if (failed > 0) failures.push(`${name}: ${failed} failed`);
+}
+
+function run(command: string, args: string[], env: NodeJS.ProcessEnv = {}) {
+  const result = spawnSync(command, args, { cwd: root, env: { ...process.env, ...env }, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  process.stdout.write(result.stdout ?? '');
+  process.stderr.write(result.stderr ?? '');
+  return { status: result.status ?? 1, output: `${result.stdout ?? ''}${result.stderr ?? ''}` };
+}
+
+log('pgTAP');
+await ensurePgtap((line) => console.log(line));
+
+log('starting a throwaway PostgreSQL and migrating the template database');
+const cluster = await startTestCluster();
+try {
+  const env = { TEST_ADMIN_DATABASE_URL: cluster.adminUrl, TEST_TEMPLATE_READY: '1' };
+
+  log('pgTAP suite (supabase/tests)');
+  const pgtapDb = 'sparkpath_pgtap';
+  const admin = postgres(cluster.adminUrl, { max: 1, onnotice: () => undefined });
+  await admin.unsafe(`drop database if exists ${pgtapDb} with (force)`);
+  await admin.unsafe(`create database ${pgtapDb} template ${TEMPLATE_DB}`);
+  await admin.end();
+  const pgtapSql = postgres(withDatabase(cluster.adminUrl, pgtapDb), { max: 1, onnotice: () => undefined });
+  await pgtapSql.unsafe('create extension if not exists pgtap with schema extensions');
+  // The migrations revoke execute from public by default; tests acting as anon need pgTAP.
+  await pgtapSql.unsafe('grant execute on all functions in schema extensions to public');
+  await pgtapSql.end();
+  const testFiles = readdirSync(path.join(root, 'supabase/tests')).filter((f) => f.endsWith('.sql')).sort();
+  const url = new URL(cluster.adminUrl);
+  const pgEnv = {
+    PGHOST: url.hostname,
+    PGPORT: url.port,
+    PGUSER: decodeURIComponent(url.username),
+    PGPASSWORD: decodeURIComponent(url.password),
+    PGDATABASE: pgtapDb,
+    PGOPTIONS: '-c search_path=public,extensions',
+  };
+  // One pg_prove per file, so a file that dies midway counts its unrun tests as failures.
+  for (const file of testFiles) {
+    const prove = run('pg_prove', ['--verbose', path.join('supabase/tests', file)], pgEnv);
+    const planned = Number(/^1\.\.(\d+)/m.exec(prove.output)?.[1] ?? 0);
+    const ok = [...prove.output.matchAll(/^ok \d+/gm)].length;
+    const notOk = [...prove.output.matchAll(/^not ok \d+/gm)].length;
+    const failed = notOk + Math.max(planned - ok - notOk, 0) + (prove.status !== 0 && notOk === 0 && planned <= ok ? 1 : 0);
+    record(`pgTAP ${file}`, ok, failed);
+  }
+
+  log('supabase db advisors (nothing at WARN or ERROR)');
+  const advisors = run('npx', ['--no-install', 'supabase', 'db', 'advisors', `--remote=${cluster.templateUrl}`, '--yes', '--level', 'warn', '--fail-on', 'warn']);
+  record('supabase db advisors', advisors.status === 0 ? 1 : 0, advisors.status === 0 ? 0 : 1);
+
+  log('TypeScript typecheck');
+  const tsc = run('npx', ['--no-install', 'tsc', '-p', '.']);
+  record('typecheck', tsc.status === 0 ? 1 : 0, tsc.status === 0 ? 0 : 1);
+
+  log('vitest');
+  const report = path.join(artifacts, 'vitest.json');
+  const vitest = run('npx', ['--no-install', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`], env);
+  try {
+    const results = JSON.parse(readFileSync(report, 'utf8')) as { numPassedTests: number; numFailedTests: number; numFailedTestSuites: number };
+    record('vitest', results.numPassedTests, results.numFailedTests + results.numFailedTestSuites);
+  } catch {
+    record('vitest', 0, 1);
+  }
+  if (vitest.status !== 0 && !failures.some((f) => f.startsWith('vitest'))) record('vitest exit status', 0, 1);
+} finally {
+  await cluster.stop();
+}
+
+if (failures.length > 0) console.log(`\nFailures:\n  ${failures.join('\n  ')}`);
+console.log(`\n${tally.passed} passed, ${tally.failed} failed`);
+process.exit(tally.failed > 0 ? 1 : 0);

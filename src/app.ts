@@ -1,0 +1,89 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { bodyLimit } from 'hono/body-limit';
+import { Scalar } from '@scalar/hono-api-reference';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { Rpc } from './db/rpc.js';
+import type { JwtVerifier } from './context/jwt.js';
+import { createContextResolver } from './context/resolve-context.js';
+import { contextMiddleware } from './context/middleware.js';
+import type { AppEnv } from './http/env.js';
+import { ApiError } from './http/api-error.js';
+import { createErrorHandler, createNotFoundHandler } from './http/error-handler.js';
+import { requestLogging } from './http/request-id.js';
+import { validationFailure } from './http/router.js';
+import { metadataRouter } from './routes/metadata/index.js';
+
+export interface AppDeps {
+  config: Config;
+  rpc: Rpc;
+  logger: Logger;
+  verifier: JwtVerifier;
+}
+
+export const API_TITLE = 'Sparkpath API';
+
+/** Builds the HTTP application. No I/O happens here: everything it talks to arrives in deps. */
+export function createApp(deps: AppDeps) {
+  const { config, rpc, logger } = deps;
+  const app = new OpenAPIHono<AppEnv>({
+    strict: false,
+    defaultHook: (result) => {
+      if (!result.success) throw validationFailure(result.error.issues, result.target);
+    },
+  });
+
+  const resolveContext = createContextResolver({
+    verifier: deps.verifier,
+    serviceSecret: config.SERVICE_AUTH_SECRET,
+    devBypass: config.DEV_BYPASS_AUTH && config.DEV_USER_ID ? { userId: config.DEV_USER_ID } : undefined,
+  });
+
+  app.use(requestLogging(logger));
+  app.use(
+    bodyLimit({
+      maxSize: config.BODY_LIMIT_BYTES,
+      onError: () => {
+        throw new ApiError('PAYLOAD_TOO_LARGE', `Request body exceeds ${config.BODY_LIMIT_BYTES} bytes`);
+      },
+    }),
+  );
+  app.use(contextMiddleware(resolveContext));
+
+  app.route('/metadata', metadataRouter(rpc));
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: 'Access token from /auth/callback or /auth/refresh (or any HS256 token signed with SUPABASE_JWT_SECRET).',
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'cookieAuth', {
+    type: 'apiKey',
+    in: 'cookie',
+    name: 'svc-access-token',
+    description: 'The HttpOnly access-token cookie set by /auth/callback and /auth/refresh.',
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'serviceAuth', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Service-Auth',
+    description: 'Shared secret (SERVICE_AUTH_SECRET) for service-to-service reads.',
+  });
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: {
+      title: API_TITLE,
+      version: '1.0.0',
+      description:
+        'Backend of the Sparkpath microlearning platform. Errors always use {error:{code,message,details}}.',
+    },
+  });
+  app.get('/docs', Scalar({ url: '/openapi.json', pageTitle: `${API_TITLE} reference` }));
+
+  app.notFound(createNotFoundHandler(() => app.routes));
+  app.onError(createErrorHandler(logger));
+  return app;
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,70 @@
+import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
+
+export interface JwtVerifierOptions {
+  /** HS256 shared secret (Supabase's JWT secret). */
+  secret?: string;
+  /** JWKS endpoint for asymmetric keys (ES256, RS256). */
+  jwksUrl?: string;
+  audience: string;
+  issuer?: string;
+  /** Verified tokens remembered until they expire; bounded so memory stays flat. */
+  cacheSize?: number;
+}
+
+export interface VerifiedToken {
+  payload: JWTPayload & Record<string, unknown>;
+  /** The payload as JSON text, forwarded to the database as `request.jwt.claims`. */
+  claimsJson: string;
+}
+
+export interface JwtVerifier {
+  verify(token: string): Promise<VerifiedToken>;
+}
+
+const ASYMMETRIC_ALGORITHMS = ['ES256', 'RS256', 'EdDSA'];
+
+/**
+ * Verifies access tokens with jose. The algorithm decides the key, never the other way round,
+ * so an HS256 token can never be checked against a public key (algorithm confusion) and
+ * `alg: none` is refused by jose itself.
+ *
+ * @example
+ *   const verifier = createJwtVerifier({ secret, audience: 'authenticated' });
+ *   const { payload } = await verifier.verify(token);
+ */
+export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
+  const secretKey = options.secret ? new TextEncoder().encode(options.secret) : undefined;
+  const jwks = options.jwksUrl ? createRemoteJWKSet(new URL(options.jwksUrl)) : undefined;
+  const cacheSize = options.cacheSize ?? 10_000;
+  const cache = new Map<string, VerifiedToken>();
+  const common = { audience: options.audience, issuer: options.issuer, requiredClaims: ['exp'] };
+
+  async function verifyUncached(token: string): Promise<VerifiedToken> {
+    const { alg } = decodeProtectedHeader(token);
+    let payload: JWTPayload;
+    if (alg === 'HS256' && secretKey) {
+      ({ payload } = await jwtVerify(token, secretKey, { ...common, algorithms: ['HS256'] }));
+    } else if (alg && ASYMMETRIC_ALGORITHMS.includes(alg) && jwks) {
+      ({ payload } = await jwtVerify(token, jwks, { ...common, algorithms: ASYMMETRIC_ALGORITHMS }));
+    } else {
+      throw new Error(`unsupported token algorithm ${String(alg)}`);
+    }
+    return { payload: payload as VerifiedToken['payload'], claimsJson: JSON.stringify(payload) };
+  }
+
+  return {
+    async verify(token: string): Promise<VerifiedToken> {
+      const hit = cache.get(token);
+      const now = Math.floor(Date.now() / 1000);
+      if (hit) {
+        // Time-based claims are re-checked on every hit; signature and audience are not re-done.
+        if ((hit.payload.exp ?? 0) > now && (hit.payload.nbf ?? 0) <= now) return hit;
+        cache.delete(token);
+      }
+      const verified = await verifyUncached(token);
+      if (cache.size >= cacheSize) cache.delete(cache.keys().next().value!);
+      cache.set(token, verified);
+      return verified;
+    },
+  };
+}

@@ -1,0 +1,47 @@
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import postgres from 'postgres';
+import type { Config } from '../config.js';
+import { startEmbeddedPostgres } from './embedded.js';
+import { migrate } from './migrate.js';
+
+export const SEED_FILE = path.resolve(import.meta.dirname, '../../supabase/seed.sql');
+
+export interface Database {
+  url: string;
+  embedded: boolean;
+  stop(): Promise<void>;
+}
+
+/**
+ * The database the process works with: DATABASE_URL when set, otherwise an embedded
+ * PostgreSQL whose data persists in EMBEDDED_PG_DATA_DIR. Shared by the server and the CLIs.
+ */
+export async function openDatabase(config: Config, log: (line: string) => void = () => undefined): Promise<Database> {
+  if (config.DATABASE_URL) return { url: config.DATABASE_URL, embedded: false, stop: async () => undefined };
+  const embedded = await startEmbeddedPostgres({
+    dataDir: config.EMBEDDED_PG_DATA_DIR,
+    port: config.EMBEDDED_PG_PORT,
+    database: 'sparkpath',
+    log,
+  });
+  return { url: embedded.url, embedded: true, stop: embedded.stop };
+}
+
+/** Applies pending migrations, then loads supabase/seed.sql once, into an empty catalog only. */
+export async function prepareDatabase(url: string, options: { seed: boolean }): Promise<{ applied: string[]; seeded: boolean }> {
+  const { applied } = await migrate(url);
+  if (!options.seed || !existsSync(SEED_FILE)) return { applied, seeded: false };
+  const sql = postgres(url, { max: 1, onnotice: () => undefined });
+  try {
+    const [{ empty }] = await sql<{ empty: boolean }[]>`select not exists (select 1 from app.snapshots) as empty`;
+    if (!empty) return { applied, seeded: false };
+    const seed = await readFile(SEED_FILE, 'utf8');
+    if (seed.trim() === '') return { applied, seeded: false };
+    await sql.begin((tx) => tx.unsafe(seed));
+    return { applied, seeded: true };
+  } finally {
+    await sql.end();
+  }
+}

@@ -1,0 +1,82 @@
+import { z } from '@hono/zod-openapi';
+
+/** Shared zod pieces: one definition per concept, reused by every route contract. */
+
+export const ErrorEnvelopeSchema = z
+  .object({
+    error: z.object({
+      code: z.string().openapi({ example: 'VALIDATION_ERROR' }),
+      message: z.string(),
+      details: z.record(z.string(), z.unknown()).optional(),
+    }),
+  })
+  .openapi('ErrorEnvelope');
+
+export const errorResponse = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: ErrorEnvelopeSchema } },
+});
+
+/** The error statuses every route can answer with, besides its own. */
+export const commonErrors = {
+  400: errorResponse('VALIDATION_ERROR: a parameter is invalid; details.issues names each field'),
+  429: errorResponse('RATE_LIMITED: too many requests; see Retry-After'),
+  500: errorResponse('INTERNAL_ERROR: an unexpected failure (no internals are disclosed)'),
+  503: errorResponse('SERVICE_UNAVAILABLE: the database is unreachable'),
+} as const;
+
+export const jsonContent = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { 'application/json': { schema } },
+});
+
+export const Uuid = z.uuid().openapi({ example: '3f1c2d4e-5b6a-4c7d-8e9f-0a1b2c3d4e5f' });
+
+export const Slug = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be a lowercase slug (letters, digits, hyphens)');
+
+export const DIFFICULTY_LEVELS = ['beginner', 'intermediate', 'advanced', 'expert'] as const;
+export const Difficulty = z.enum(DIFFICULTY_LEVELS);
+
+/** Positive integer query parameter with a default and a documented maximum. */
+export const intQuery = (fallback: number, min: number, max: number) =>
+  z.coerce
+    .number({ error: 'must be an integer' })
+    .int('must be an integer')
+    .min(min, `must be at least ${min}`)
+    .max(max, `must be at most ${max}`)
+    .default(fallback)
+    .openapi({ type: 'integer', default: fallback, minimum: min, maximum: max });
+
+export const booleanQuery = (fallback: boolean) =>
+  z
+    .enum(['true', 'false'], { error: 'must be true or false' })
+    .default(fallback ? 'true' : 'false')
+    .transform((v) => v === 'true')
+    .openapi({ type: 'string', enum: ['true', 'false'], default: String(fallback) });
+
+export const pageQuery = (maxPerPage: number) => ({
+  page: intQuery(1, 1, 100_000),
+  per_page: intQuery(20, 1, maxPerPage),
+});
+
+export const PaginationMetaSchema = z
+  .object({
+    total: z.number().int(),
+    page: z.number().int(),
+    per_page: z.number().int(),
+    total_pages: z.number().int(),
+    has_next: z.boolean(),
+    has_prev: z.boolean(),
+  })
+  .openapi('PaginationMeta');
+
+export const HealthSchema = z
+  .object({
+    status: z.enum(['ok', 'unavailable']),
+    checks: z.object({ database: z.enum(['ok', 'unavailable']) }),
+  })
+  .openapi('Health');

@@ -1,0 +1,75 @@
+import { serve } from '@hono/node-server';
+import { createApp } from './app.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { createJwtVerifier } from './context/jwt.js';
+import { loadOrCreateDevJwtSecret } from './context/dev-secret.js';
+import { openDatabase, prepareDatabase } from './db/database.js';
+import { createPostgresRpc } from './db/postgres-rpc.js';
+import { createLogger } from './logger.js';
+
+async function main() {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const logger = createLogger(config.LOG_LEVEL);
+
+  const database = await openDatabase(config, (line) => logger.debug({ postgres: line }));
+  const { applied, seeded } = await prepareDatabase(database.url, { seed: config.SEED_DEMO_CONTENT });
+  logger.info({ embedded: database.embedded, migrations_applied: applied.length, demo_content_loaded: seeded }, 'database ready');
+
+  if (!config.SUPABASE_JWT_SECRET && !config.JWT_JWKS_URL) {
+    config = { ...config, SUPABASE_JWT_SECRET: await loadOrCreateDevJwtSecret(config.EMBEDDED_PG_DATA_DIR) };
+    logger.warn('SUPABASE_JWT_SECRET is not set: using a generated development secret');
+  }
+
+  const rpc = createPostgresRpc({
+    url: database.url,
+    poolMax: config.DB_POOL_MAX,
+    statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+    connectTimeoutSeconds: config.DB_CONNECT_TIMEOUT_S,
+  });
+  const verifier = createJwtVerifier({
+    secret: config.SUPABASE_JWT_SECRET,
+    jwksUrl: config.JWT_JWKS_URL,
+    audience: config.JWT_AUDIENCE,
+    issuer: config.JWT_ISSUER,
+  });
+  const app = createApp({ config, rpc, logger, verifier });
+
+  const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
+    logger.info({ url: `http://${info.address.includes(':') ? `[${info.address}]` : info.address}:${info.port}` }, 'Sparkpath API listening');
+  });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    // Stop accepting; close() resolves once every in-flight request has been answered.
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    const forced = setTimeout(() => {
+      logger.warn('in-flight requests did not finish within 10 s; closing connections');
+      (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+    }, 10_000);
+    await closed;
+    clearTimeout(forced);
+    await rpc.close();
+    await database.stop();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  console.error('Sparkpath failed to start:', error instanceof Error ? error.message : error);
+  process.exit(1);
+});

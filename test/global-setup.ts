@@ -1,0 +1,22 @@
+import type { TestProject } from 'vitest/node';
+import { startTestCluster } from '../scripts/test-database.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    adminDatabaseUrl: string;
+  }
+}
+
+/**
+ * Starts the run's cluster (or reuses the one `npm test` started, named by
+ * TEST_ADMIN_DATABASE_URL with the template already migrated) and hands its URL to every file.
+ */
+export default async function setup(project: TestProject) {
+  if (process.env.TEST_ADMIN_DATABASE_URL && process.env.TEST_TEMPLATE_READY === '1') {
+    project.provide('adminDatabaseUrl', process.env.TEST_ADMIN_DATABASE_URL);
+    return undefined;
+  }
+  const cluster = await startTestCluster();
+  project.provide('adminDatabaseUrl', cluster.adminUrl);
+  return () => cluster.stop();
+}

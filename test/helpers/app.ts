@@ -1,0 +1,58 @@
+import { Writable } from 'node:stream';
+import { createApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createJwtVerifier } from '../../src/context/jwt.js';
+import { createPostgresRpc } from '../../src/db/postgres-rpc.js';
+import { createLogger } from '../../src/logger.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
+import { TEST_JWT_SECRET, TEST_SERVICE_SECRET } from './tokens.js';
+
+export interface TestApp {
+  app: ReturnType<typeof createApp>;
+  db: TestDatabase;
+  config: Config;
+  /** Every log line the app wrote, parsed. */
+  logs: Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+/**
+ * The real application on its own fresh database; requests go through `app.request()`.
+ * `env` overrides configuration variables exactly as the process environment would.
+ */
+export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const db = await createTestDatabase();
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'info',
+    SUPABASE_JWT_SECRET: TEST_JWT_SECRET,
+    SERVICE_AUTH_SECRET: TEST_SERVICE_SECRET,
+    DATABASE_URL: db.url,
+    ...env,
+  });
+  const logs: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, callback) {
+      for (const line of String(chunk).split('\n')) if (line.trim()) logs.push(JSON.parse(line));
+      callback();
+    },
+  });
+  const rpc = createPostgresRpc({
+    url: db.url,
+    poolMax: 4,
+    statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+    connectTimeoutSeconds: config.DB_CONNECT_TIMEOUT_S,
+  });
+  const verifier = createJwtVerifier({ secret: config.SUPABASE_JWT_SECRET, audience: config.JWT_AUDIENCE, issuer: config.JWT_ISSUER });
+  const app = createApp({ config, rpc, logger: createLogger(config.LOG_LEVEL, sink), verifier });
+  return {
+    app,
+    db,
+    config,
+    logs,
+    async close() {
+      await rpc.close();
+      await db.drop();
+    },
+  };
+}
