@@ -1,0 +1,83 @@
+/**
+ * Captures the exact statements the API sends for one HTTP request, from the Postgres log
+ * (log_statement=all, log_line_prefix '%a|', filtered on the API's application_name), and turns
+ * them into pgbench scripts: R2 replays them verbatim, R1 replays the dispatched api call in
+ * PostgREST's transaction shape.
+ */
+export interface CapturedStatement {
+  text: string;
+  params: string[]; // SQL literals as logged: 'text' with doubled quotes, or NULL
+}
+
+const API_APP = 'sparkpath-api';
+
+export class PgLogTap {
+  private buffer = '';
+  readonly lines: string[] = [];
+
+  push(chunk: string) {
+    this.buffer += chunk.endsWith('\n') ? chunk : `${chunk}\n`;
+    const parts = this.buffer.split('\n');
+    this.buffer = parts.pop() ?? '';
+    this.lines.push(...parts);
+  }
+
+  mark(): number {
+    return this.lines.length;
+  }
+
+  /** Statements of the API logged since `mark`, in order. */
+  statementsSince(mark: number): CapturedStatement[] {
+    const out: CapturedStatement[] = [];
+    for (const line of this.lines.slice(mark)) {
+      if (!line.startsWith(`${API_APP}|`)) continue;
+      const body = line.slice(API_APP.length + 1);
+      const statement = /^LOG:\s+(?:execute [^:]*|statement): (.*)$/.exec(body);
+      if (statement) {
+        out.push({ text: statement[1], params: [] });
+        continue;
+      }
+      const detail = /^DETAIL:\s+Parameters: (.*)$/.exec(body);
+      if (detail && out.length > 0) {
+        out[out.length - 1].params = [...detail[1].matchAll(/\$(\d+) = ('(?:[^']|'')*'|NULL)/g)].map((m) => m[2]);
+      }
+    }
+    // postgres.js fetches array types on a fresh connection; that is not part of the request.
+    return out.filter((s) => !/pg_catalog\.pg_type|from pg_type/i.test(s.text));
+  }
+}
+
+export const unquote = (literal: string) => (literal === 'NULL' ? '' : literal.slice(1, -1).replaceAll("''", "'"));
+export const quote = (text: string) => `'${text.replaceAll("'", "''")}'`;
+
+function bind(text: string, params: string[]): string {
+  return text.replace(/\$(\d+)/g, (whole, n: string) => params[Number(n) - 1] ?? whole);
+}
+
+/** R2: exactly the statements the API sent, parameters inlined as the literals it bound. */
+export function r2Script(statements: CapturedStatement[]): string {
+  return statements.map((s) => `${bind(s.text, s.params)};\n`).join('');
+}
+
+/**
+ * R1: PostgREST's transaction shape for the same api function: BEGIN; set_config(role, claims);
+ * the call; COMMIT (four round trips). Undefined when the request did not go through dispatch.
+ */
+export function r1Script(statements: CapturedStatement[]): string | undefined {
+  const dispatch = statements.find((s) => s.text.includes('private.dispatch(') && s.params.length === 4);
+  if (!dispatch) return undefined;
+  const [role, claims, call, args] = dispatch.params;
+  const callText = unquote(call).replace(/\$1/g, `(${args}::jsonb)`);
+  return [
+    'BEGIN;',
+    `select pg_catalog.set_config('role', ${role}, true), pg_catalog.set_config('request.jwt.claims', ${claims === 'NULL' ? "''" : claims}, true);`,
+    `select (${callText})::text;`,
+    'COMMIT;',
+    '',
+  ].join('\n');
+}
+
+/** pgbench -M prepared turns every :name into a variable; such text needs the simple protocol. */
+export function needsSimpleProtocol(script: string): boolean {
+  return /(^|[^:]):[A-Za-z_]/.test(script);
+}

