@@ -1,7 +1,21 @@
 -- Journeys are private: RLS on auth.uid() keeps each user's enrollments and learning events to
 -- themselves, for direct table access and through the api functions alike; anon sees nothing.
 begin;
-select plan(24);
+select plan(26);
+
+select is(
+  (select count(*)::int from pg_catalog.pg_class c
+   where c.relnamespace = 'app'::regnamespace and c.relkind = 'v'
+     and c.relname in ('journey_trails', 'journey_sparks', 'journey_spark_progress', 'journey_progress')
+     and c.reloptions @> array['security_invoker=true']),
+  4,
+  'every journey derivation view is security_invoker, so RLS applies to the caller');
+select ok(
+  not exists (
+    select 1 from pg_catalog.pg_proc p
+    where p.prosecdef and p.proname in ('journey_list_item', 'journey_detail', 'learning_event_json', 'require_user',
+      'list_user_journeys', 'get_user_journey', 'enroll_in_trail', 'record_learning_event')),
+  'no journeys function is security definer');
 
 -- Fixture (as the owner): one published snapshot with one trail of two sparks.
 insert into app.snapshots (id, name, version_label, status, published_at)

@@ -2,7 +2,7 @@
 -- snapshot: per spark not_started -> in_progress -> completed, per enrollment counts, percent,
 -- status, completed_at, last_activity_at and the current concept.
 begin;
-select plan(35);
+select plan(37);
 
 -- Fixture (as the owner). Trail "sql-basics": concept "select" (order 0) holds select-star and
 -- where; concept "joins" (order 1) holds inner-join and, again, select-star (counted once).
@@ -181,6 +181,15 @@ select results_eq(
 select is(
   (select count(*)::int from app.learning_events where spark_id = 'e0000000-0000-4000-8000-000000000001' and verb = 'completed'), 1,
   'the natural-key repeat added no row');
+select set_config('test.keyed', api.record_learning_event('e0000000-0000-4000-8000-000000000003', 'started', now() - interval '1 hour', 'k-2') ->> 'id', true);
+select results_eq(
+  $$ select e ->> 'id', (e ->> 'created')::boolean
+     from api.record_learning_event('e0000000-0000-4000-8000-000000000003', 'started', null, 'k-2') e $$,
+  $$ values (current_setting('test.keyed'), false) $$,
+  'a retry with the same idempotency key returns the original event, created = false');
+select is(
+  (select count(*)::int from app.learning_events where idempotency_key = 'k-2'), 1,
+  'the idempotency-key retry added no row');
 select throws_ok(
   $$ select api.record_learning_event('e0000000-0000-4000-8000-000000000002', 'completed', null, 'k-1'),
             api.record_learning_event('e0000000-0000-4000-8000-000000000003', 'completed', null, 'k-1') $$,
