@@ -11,11 +11,23 @@ export type Database = {
             [_ in never]: never
           }
           Functions: {
-            "get_metadata":
+            "enroll_in_trail":
+{ Args: { "trail_id": string }; Returns: Json
+                           },
+"get_metadata":
 { Args: Record<PropertyKey, never>; Returns: Json
+                           },
+"get_user_journey":
+{ Args: { "id": string }; Returns: Json
                            },
 "list_difficulty_levels":
 { Args: Record<PropertyKey, never>; Returns: Json
+                           },
+"list_user_journeys":
+{ Args: { "sort"?: string,"status"?: string }; Returns: Json
+                           },
+"record_learning_event":
+{ Args: { "idempotency_key"?: string,"occurred_at"?: string,"spark_id": string,"verb": string }; Returns: Json
                            }
           }
           Enums: {
