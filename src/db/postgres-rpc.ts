@@ -1,4 +1,5 @@
 import postgres from 'postgres';
+import { isConnectionError } from './errors.js';
 import type { ApiArgs, ApiFunctionName, DbCaller, Rpc } from './rpc.js';
 
 export interface PostgresRpcOptions {
@@ -23,21 +24,117 @@ interface ApiFunction {
  * `args` (jsonb) and are cast to each parameter's declared type inside the database.
  */
 export function createPostgresRpc(options: PostgresRpcOptions): Rpc & { sql: postgres.Sql } {
-  const sql = postgres(options.url, {
-    max: options.poolMax,
-    connect_timeout: options.connectTimeoutSeconds,
-    idle_timeout: 60,
-    max_lifetime: 60 * 30,
-    prepare: true,
-    onnotice: () => undefined,
-    connection: { application_name: 'sparkpath-api', statement_timeout: options.statementTimeoutMs },
-  });
+  const open = () =>
+    postgres(options.url, {
+      max: options.poolMax,
+      connect_timeout: options.connectTimeoutSeconds,
+      idle_timeout: 60,
+      max_lifetime: 60 * 30,
+      prepare: true,
+      onnotice: () => undefined,
+      connection: { application_name: 'sparkpath-api', statement_timeout: options.statementTimeoutMs },
+    });
+  let sql = open();
+  let lastSuccessAt = 0;
+  let circuitOpen = false;
+  let recovering: Promise<void> | undefined;
+  let closing = false;
+
+  const unavailable = (message: string) => Object.assign(new Error(message), { code: '08001' });
+
+  /** Swaps in a fresh pool; the old one is torn down (its pending queries fail, as 503s). */
+  function replacePool(stale: postgres.Sql) {
+    if (sql !== stale || closing) return;
+    sql = open();
+    void stale.end({ timeout: 0 }).catch(() => undefined);
+  }
+
+  /** A throwaway one-connection client, so a wedged pool cannot fool the check. */
+  async function probe(): Promise<boolean> {
+    const client = postgres(options.url, {
+      max: 1,
+      connect_timeout: options.connectTimeoutSeconds,
+      onnotice: () => undefined,
+      connection: { application_name: 'sparkpath-api-probe' },
+    });
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        client`select 1`,
+        new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('probe timed out')), 1500))),
+      ]);
+      return true;
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
+      void client.end({ timeout: 0 }).catch(() => undefined);
+    }
+  }
+
+  /**
+   * After a connection failure: probe every 500 ms. While the database is down the circuit is
+   * open and calls fail at once with 503 instead of queueing; as soon as a probe succeeds the
+   * pool is replaced (unless it has already answered since the failure) and the circuit closes.
+   */
+  function startRecovery() {
+    if (recovering || closing) return;
+    const since = performance.now();
+    const stale = sql;
+    recovering = (async () => {
+      while (!closing) {
+        if (await probe()) {
+          if (lastSuccessAt < since) replacePool(stale);
+          circuitOpen = false;
+          return;
+        }
+        circuitOpen = true;
+        await new Promise((r) => setTimeout(r, 500).unref());
+      }
+    })().finally(() => {
+      recovering = undefined;
+    });
+  }
+
+  /**
+   * postgres.js 3.4.9 can wedge when the server goes away: a connection whose socket closes
+   * during start-up (Postgres shutting down or starting up) reconnects forever and never
+   * rejects its queries, even after the server is back (porsager/postgres#1193). So every call
+   * has a deadline, connection failures start the recovery above, and a pool that made no
+   * progress at all during a call that ran out of time is replaced.
+   */
+  async function guarded<T>(deadlineMs: number, run: (db: postgres.Sql) => Promise<T>): Promise<T> {
+    if (circuitOpen) throw unavailable('the database is unavailable');
+    const db = sql;
+    const startedAt = performance.now();
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const result = await Promise.race([
+        run(db),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            if (lastSuccessAt < startedAt) replacePool(db);
+            reject(unavailable('the database did not answer in time'));
+          }, deadlineMs);
+        }),
+      ]);
+      lastSuccessAt = performance.now();
+      return result;
+    } catch (error) {
+      if (isConnectionError(error)) startRecovery();
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  // Long enough for a connect plus the longest statement the server allows.
+  const callDeadlineMs = options.connectTimeoutSeconds * 1000 + options.statementTimeoutMs + 1000;
 
   let catalog: Promise<Map<string, ApiFunction>> | undefined;
   const callTexts = new Map<string, string>();
 
   function loadCatalog(): Promise<Map<string, ApiFunction>> {
-    catalog ??= introspect(sql).catch((error: unknown) => {
+    catalog ??= guarded(callDeadlineMs, introspect).catch((error: unknown) => {
       catalog = undefined; // retry on the next call, e.g. after the database comes back
       throw error;
     });
@@ -62,35 +159,31 @@ export function createPostgresRpc(options: PostgresRpcOptions): Rpc & { sql: pos
   }
 
   return {
-    sql,
+    get sql() {
+      return sql;
+    },
     async call<F extends ApiFunctionName>(fn: F, args: ApiArgs<F>, caller: DbCaller): Promise<string> {
       const present: Record<string, unknown> = {};
       for (const [key, value] of Object.entries(args as Record<string, unknown>)) if (value !== undefined) present[key] = value;
       const call = await callText(fn, Object.keys(present).sort());
       // The args travel as text and are parsed by the server: handing postgres.js a string for
       // a jsonb parameter would encode it a second time (a jsonb string, not an object).
-      const rows = await sql.unsafe<{ body: string | null }[]>(
-        'select private.dispatch($1, $2, $3, $4::text::jsonb) as body',
-        [caller.role, caller.claims ?? '', call, JSON.stringify(present)],
-        { prepare: true },
+      const rows = await guarded(callDeadlineMs, (db) =>
+        db.unsafe<{ body: string | null }[]>(
+          'select private.dispatch($1, $2, $3, $4::text::jsonb) as body',
+          [caller.role, caller.claims ?? '', call, JSON.stringify(present)],
+          { prepare: true },
+        ),
       );
       return rows[0]?.body ?? 'null';
     },
     async ping(): Promise<void> {
-      const timeoutMs = options.pingTimeoutMs ?? 2000;
-      let timer: NodeJS.Timeout | undefined;
-      try {
-        await Promise.race([
-          sql`select 1`,
-          new Promise((_, reject) => {
-            timer = setTimeout(() => reject(Object.assign(new Error('database ping timed out'), { code: 'CONNECT_TIMEOUT' })), timeoutMs);
-          }),
-        ]);
-      } finally {
-        clearTimeout(timer);
-      }
+      await guarded(options.pingTimeoutMs ?? 2000, (db) => db`select 1`);
     },
-    close: () => sql.end({ timeout: 5 }),
+    close: async () => {
+      closing = true;
+      await sql.end({ timeout: 5 });
+    },
   };
 }
 
