@@ -47,6 +47,29 @@ async function main() {
     logger.info({ url: `http://${info.address.includes(':') ? `[${info.address}]` : info.address}:${info.port}` }, 'Sparkpath API listening');
   });
 
+  // Requests Node's HTTP parser refuses never reach Hono (headers over 16 KB, malformed request
+  // lines or header names): answer them in the error envelope too instead of a bare status line.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: import('node:stream').Duplex) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+    const status = tooLarge ? 431 : 400;
+    const body = JSON.stringify({
+      error: {
+        code: 'VALIDATION_ERROR',
+        message: tooLarge ? 'Request line and headers exceed the server limit (16 KB)' : 'Malformed HTTP request',
+        details: {},
+      },
+    });
+    socket.end(
+      `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Cache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
+
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
