@@ -7,6 +7,7 @@
  *   4. `supabase db advisors`: nothing at WARN or ERROR
  *   5. src/db/database.types.ts matches `supabase gen types`; TypeScript typecheck
  *   6. vitest (HTTP, e2e, property tests), each file on its own clone of the template
+ *   7. reliability suite, short form (test/reliability: live API processes and databases)
  *
  * Ends with one line `N passed, N failed` counting every test and check.
  */
@@ -107,6 +108,19 @@ try {
 } finally {
   await cluster.stop();
 }
+
+// Live processes with their own throwaway databases: soak, outage, shutdown, hostile input, auth
+// abuse. The short form keeps this step under about two minutes.
+log('reliability suite, short form (test/reliability; `npm run test:reliability` is the long form)');
+const reliabilityReport = path.join(artifacts, 'reliability.json');
+const reliability = run('npx', ['--no-install', 'vitest', 'run', '-c', 'vitest.reliability.config.ts', '--reporter=default', '--reporter=json', `--outputFile.json=${reliabilityReport}`], { RELIABILITY_MODE: 'short' });
+try {
+  const results = JSON.parse(readFileSync(reliabilityReport, 'utf8')) as { numPassedTests: number; numFailedTests: number; numFailedTestSuites: number };
+  record('reliability', results.numPassedTests, results.numFailedTests + results.numFailedTestSuites);
+} catch {
+  record('reliability', 0, 1);
+}
+if (reliability.status !== 0 && !failures.some((f) => f.startsWith('reliability'))) record('reliability exit status', 0, 1);
 
 if (failures.length > 0) console.log(`\nFailures:\n  ${failures.join('\n  ')}`);
 console.log(`\n${tally.passed} passed, ${tally.failed} failed`);
