@@ -19,7 +19,8 @@ import { prepareDatabase } from '../src/db/database.js';
 import { freePort, withDatabase } from '../scripts/test-database.js';
 import { PgLogTap, needsSimpleProtocol, r1Script, r2Script } from './capture.js';
 import { FAMILIES, type Family, type RequestSpec } from './endpoints.js';
-import { BENCH_JWT_SECRET, BENCH_SERVICE_SECRET, sampleFixtures, type Fixtures } from './fixtures.js';
+import { BENCH_JWT_SECRET, BENCH_SERVICE_SECRET, VARIANTS, sampleFixtures, type Fixtures } from './fixtures.js';
+import { createSessionMinter, type SessionMinter } from './sessions.js';
 import { runPgbench, runWrk, writeRequestsFile, type LoadResult, type PgbenchTarget } from './loadgen.js';
 import { CLK_TCK, peakRssMb, processTicks, treeTicks } from './proc.js';
 import { explainFamilies, writeReport, type BenchResults, type FamilyResult, type Measurement } from './report.js';
@@ -169,6 +170,20 @@ interface Api {
   baseUrl: string;
 }
 
+/**
+ * Shared by the API process and the session minter. Rate limits stay on (their cost is part of
+ * the pipeline) with budgets no benchmark run reaches.
+ */
+const API_ENV = {
+  SUPABASE_JWT_SECRET: BENCH_JWT_SECRET,
+  SERVICE_AUTH_SECRET: BENCH_SERVICE_SECRET,
+  SEED_DEMO_CONTENT: 'false',
+  DEV_BYPASS_AUTH: 'false',
+  RATE_LIMIT_ANONYMOUS: '1000000',
+  RATE_LIMIT_FREE_USER: '1000000',
+  RATE_LIMIT_PREMIUM_USER: '1000000',
+};
+
 async function startApi(databaseUrl: string): Promise<Api> {
   const port = await freePort();
   const child = startNode('src/server.ts', {
@@ -177,10 +192,7 @@ async function startApi(databaseUrl: string): Promise<Api> {
     PORT: String(port),
     DATABASE_URL: databaseUrl,
     LOG_LEVEL: 'warn',
-    SUPABASE_JWT_SECRET: BENCH_JWT_SECRET,
-    SERVICE_AUTH_SECRET: BENCH_SERVICE_SECRET,
-    SEED_DEMO_CONTENT: 'false',
-    DEV_BYPASS_AUTH: 'false',
+    ...API_ENV,
   });
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitForHttp(`${baseUrl}/metadata/health`);
@@ -255,6 +267,15 @@ async function setStatementLogging(sql: postgres.Sql, on: boolean) {
   await sleep(500);
 }
 
+let rotation = 0;
+async function rotatingFile(family: Family, fixtures: Fixtures, minter: SessionMinter, connections: number): Promise<string> {
+  // Twice the connections plus slack: each thread needs one token per connection in flight.
+  const sessions = await minter.mint(connections * 2 + 8);
+  const file = path.join(tempDir!, `${family.name}.${rotation++}.requests`);
+  await writeRequestsFile(file, family.requests({ ...fixtures, sessions }));
+  return file;
+}
+
 interface PreparedFamily {
   family: Family;
   requestsFile: string;
@@ -323,6 +344,8 @@ async function main() {
   const dbSql = postgres(baseDbUrl, { max: 1, onnotice: () => undefined });
   const fixtures = await sampleFixtures(dbSql);
   await dbSql.end();
+  const minter = await createSessionMinter(baseDbUrl, API_ENV);
+  if (minter) fixtures.sessions = await minter.mint(VARIANTS);
 
   const selected = FAMILIES.filter((f) => !opts.only || opts.only.some((o) => f.name.startsWith(o)));
   const results: FamilyResult[] = [];
@@ -366,8 +389,15 @@ async function main() {
     const entry: FamilyResult = { name: p.family.name, group: p.family.group, route: p.family.route, available: true, note: p.note, byConnections: {} };
     for (const c of opts.connections) {
       log(`${p.family.name} at ${c} connections`);
-      await runWrk(api.baseUrl, p.requestsFile, c, opts.warmupSeconds, p.family.rotate);
-      const apiRun = await measure(() => runWrk(api.baseUrl, p.requestsFile, c, opts.runSeconds, p.family.rotate), { api: api.child.pid, postgres: pgPid });
+      // Rotating families (refresh) get fresh single-use tokens for every wrk invocation: a
+      // token left in flight when a run stops must never be presented again.
+      // Minted before the runs, so minting never falls inside a measured window.
+      const files = p.family.rotate && minter
+        ? [await rotatingFile(p.family, fixtures, minter, c), await rotatingFile(p.family, fixtures, minter, c), await rotatingFile(p.family, fixtures, minter, c), await rotatingFile(p.family, fixtures, minter, c)]
+        : [p.requestsFile, p.requestsFile, p.requestsFile, p.requestsFile];
+      await runWrk(api.baseUrl, files[0], c, opts.warmupSeconds, p.family.rotate);
+      let next = 1;
+      const apiRun = await measure(() => runWrk(api.baseUrl, files[next++], c, opts.runSeconds, p.family.rotate), { api: api.child.pid, postgres: pgPid });
       const r1 = p.r1 ? await measure(() => runPgbench(target(baseDbUrl), p.r1!, c, opts.runSeconds, p.protocol), { postgres: pgPid }) : undefined;
       const r2 = p.r2 ? await measure(() => runPgbench(target(baseDbUrl), p.r2!, c, opts.runSeconds, p.protocol), { postgres: pgPid }) : undefined;
       entry.byConnections[c] = { api: apiRun, r1, r2, r3: r3[c] };
@@ -375,6 +405,7 @@ async function main() {
     results.push(entry);
   }
 
+  await minter?.close();
   const peakRss = api.child.pid ? peakRssMb(api.child.pid) : undefined;
   log(`API peak RSS ${peakRss?.toFixed(1)} MB`);
 
