@@ -65,11 +65,13 @@ volatile
 set search_path = ''
 as $$
 begin
-  create temporary table if not exists content_bundle_items (
+  if pg_catalog.to_regclass('pg_temp.content_bundle_items') is null then
+    create temporary table content_bundle_items (
     kind text not null,
     position integer not null,
     item jsonb
   ) on commit drop;
+  end if;
   truncate pg_temp.content_bundle_items;
 end
 $$;
@@ -103,7 +105,9 @@ begin
   if node is null then
     return null;
   end if;
-  create index if not exists content_bundle_edges_target on pg_temp.content_bundle_edges (target);
+  if pg_catalog.to_regclass('pg_temp.content_bundle_edges_target') is null then
+    create index content_bundle_edges_target on pg_temp.content_bundle_edges (target);
+  end if;
   -- Every remaining node has a remaining predecessor: walk backwards until one repeats.
   loop
     seen := pg_catalog.array_position(walk, node);
@@ -137,9 +141,11 @@ declare
   link record;
   result jsonb;
 begin
-  create temporary table if not exists content_bundle_problems (
+  if pg_catalog.to_regclass('pg_temp.content_bundle_problems') is null then
+    create temporary table content_bundle_problems (
     kind text, position integer, path text, message text, extra jsonb
   ) on commit drop;
+  end if;
   truncate pg_temp.content_bundle_problems;
 
   -- Snapshot metadata.
@@ -181,9 +187,11 @@ begin
   where i.position >= 0 and pg_catalog.jsonb_typeof(i.item) is distinct from 'object';
 
   -- Field rules: which fields each kind has, which are required, and their JSON types.
-  create temporary table if not exists content_bundle_rules (
+  if pg_catalog.to_regclass('pg_temp.content_bundle_rules') is null then
+    create temporary table content_bundle_rules (
     kind text, field text, required boolean, json_type text
   ) on commit drop;
+  end if;
   truncate pg_temp.content_bundle_rules;
   insert into pg_temp.content_bundle_rules values
     ('categories', 'id', false, 'string'), ('categories', 'slug', true, 'string'), ('categories', 'name', true, 'string'),
@@ -287,9 +295,11 @@ begin
     and pg_catalog.jsonb_typeof(e.value) <> 'string';
 
   -- Entity ids: given, or derived from kind and slug.
-  create temporary table if not exists content_bundle_ids (
+  if pg_catalog.to_regclass('pg_temp.content_bundle_ids') is null then
+    create temporary table content_bundle_ids (
     kind text, slug text, id uuid, position integer
   ) on commit drop;
+  end if;
   truncate pg_temp.content_bundle_ids;
   insert into pg_temp.content_bundle_ids
   select i.kind, i.item ->> 'slug',
@@ -319,15 +329,19 @@ begin
         from pg_temp.content_bundle_ids x) d
   where d.position <> d.first_position and d.position = d.first_slug_position;
 
-  create temporary table if not exists content_bundle_refs (
+  if pg_catalog.to_regclass('pg_temp.content_bundle_refs') is null then
+    create temporary table content_bundle_refs (
     kind text, slug text, id uuid, position integer
   ) on commit drop;
+  end if;
   truncate pg_temp.content_bundle_refs;
   insert into pg_temp.content_bundle_refs
   select distinct on (x.kind, x.slug) x.kind, x.slug, x.id, x.position
   from pg_temp.content_bundle_ids x
   order by x.kind, x.slug, x.position;
-  create unique index if not exists content_bundle_refs_slug on pg_temp.content_bundle_refs (kind, slug);
+  if pg_catalog.to_regclass('pg_temp.content_bundle_refs_slug') is null then
+    create unique index content_bundle_refs_slug on pg_temp.content_bundle_refs (kind, slug);
+  end if;
   analyze pg_temp.content_bundle_refs;
 
   -- References by slug.
@@ -385,7 +399,9 @@ begin
   where d.position <> d.first_position;
 
   -- Prerequisite cycles, one named per link kind.
-  create temporary table if not exists content_bundle_edges (source uuid, target uuid) on commit drop;
+  if pg_catalog.to_regclass('pg_temp.content_bundle_edges') is null then
+    create temporary table content_bundle_edges (source uuid, target uuid) on commit drop;
+  end if;
   for link in select * from (values ('spark_links', 'sparks'), ('concept_links', 'concepts')) v(kind, node_kind) loop
     truncate pg_temp.content_bundle_edges;
     insert into pg_temp.content_bundle_edges
@@ -455,7 +471,9 @@ begin
 
   insert into app.trails (snapshot_id, id, domain_id, slug, title, description, difficulty_level, order_index)
   select sid, x.id, d.id, x.slug, pg_catalog.btrim(i.item ->> 'title'), coalesce(i.item ->> 'description', ''),
-         i.item ->> 'difficulty_level', coalesce((i.item ->> 'order_index')::integer, i.position)
+         i.item ->> 'difficulty_level',
+         coalesce((i.item ->> 'order_index')::integer,
+                  (pg_catalog.row_number() over (partition by i.item ->> 'domain' order by i.position))::integer - 1)
   from pg_temp.content_bundle_items i
   join pg_temp.content_bundle_refs x on x.kind = i.kind and x.slug = i.item ->> 'slug'
   join pg_temp.content_bundle_refs d on d.kind = 'domains' and d.slug = i.item ->> 'domain'
@@ -465,7 +483,8 @@ begin
 
   insert into app.concepts (snapshot_id, id, trail_id, slug, title, description, order_index)
   select sid, x.id, t.id, x.slug, pg_catalog.btrim(i.item ->> 'title'), coalesce(i.item ->> 'description', ''),
-         coalesce((i.item ->> 'order_index')::integer, i.position)
+         coalesce((i.item ->> 'order_index')::integer,
+                  (pg_catalog.row_number() over (partition by i.item ->> 'trail' order by i.position))::integer - 1)
   from pg_temp.content_bundle_items i
   join pg_temp.content_bundle_refs x on x.kind = i.kind and x.slug = i.item ->> 'slug'
   join pg_temp.content_bundle_refs t on t.kind = 'trails' and t.slug = i.item ->> 'trail'
