@@ -13,6 +13,7 @@ import { createErrorHandler, createNotFoundHandler } from './http/error-handler.
 import { requestLogging } from './http/request-id.js';
 import { validationFailure } from './http/router.js';
 import { metadataRouter } from './routes/metadata/index.js';
+import { snapshotsRouter } from './routes/snapshots/index.js';
 
 export interface AppDeps {
   config: Config;
@@ -51,6 +52,7 @@ export function createApp(deps: AppDeps) {
   app.use(contextMiddleware(resolveContext));
 
   app.route('/metadata', metadataRouter(rpc));
+  app.route('/snapshots', snapshotsRouter(rpc));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
