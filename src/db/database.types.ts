@@ -11,11 +11,20 @@ export type Database = {
             [_ in never]: never
           }
           Functions: {
-            "get_metadata":
+            "get_current_snapshot":
 { Args: Record<PropertyKey, never>; Returns: Json
+                           },
+"get_metadata":
+{ Args: Record<PropertyKey, never>; Returns: Json
+                           },
+"get_snapshot":
+{ Args: { "id": string }; Returns: Json
                            },
 "list_difficulty_levels":
 { Args: Record<PropertyKey, never>; Returns: Json
+                           },
+"list_snapshots":
+{ Args: { "page"?: number,"per_page"?: number,"status"?: string }; Returns: Json
                            }
           }
           Enums: {
