@@ -215,14 +215,15 @@ begin
     ('concept_links', 'source', true, 'string'), ('concept_links', 'target', true, 'string'),
     ('concept_links', 'type', false, 'string'), ('concept_links', 'weight', false, 'number');
 
-  -- Unknown fields (typos would otherwise be silently ignored).
+  -- Unknown fields (typos would otherwise be silently ignored). `item - allowed` is cheap; only
+  -- items with leftovers have their keys expanded.
   insert into pg_temp.content_bundle_problems
   select i.kind, i.position, '$.' || i.kind || '[' || i.position || '].' || k.key, 'is not a field of ' || i.kind, null
   from pg_temp.content_bundle_items i
-  cross join lateral pg_catalog.jsonb_object_keys(i.item) k(key)
-  where i.position >= 0 and pg_catalog.jsonb_typeof(i.item) = 'object'
-    and i.kind in (select distinct r.kind from pg_temp.content_bundle_rules r)
-    and not exists (select 1 from pg_temp.content_bundle_rules r where r.kind = i.kind and r.field = k.key);
+  join (select r.kind, pg_catalog.array_agg(r.field) as fields from pg_temp.content_bundle_rules r group by r.kind) a
+    on a.kind = i.kind
+  cross join lateral pg_catalog.jsonb_object_keys(i.item - a.fields) k(key)
+  where i.position >= 0 and pg_catalog.jsonb_typeof(i.item) = 'object' and (i.item - a.fields) <> '{}'::jsonb;
 
   -- Required fields and JSON types (null is allowed for optional fields: it means the default).
   insert into pg_temp.content_bundle_problems
@@ -236,50 +237,72 @@ begin
     and ((r.required and coalesce(pg_catalog.jsonb_typeof(i.item -> r.field), 'null') = 'null')
          or coalesce(pg_catalog.jsonb_typeof(i.item -> r.field), 'null') not in ('null', r.json_type));
 
-  -- Values of well-typed fields.
+  -- Values of well-typed fields, each check only on the kinds it concerns.
   insert into pg_temp.content_bundle_problems
-  select i.kind, i.position, '$.' || i.kind || '[' || i.position || '].' || v.field, v.message, null
-  from pg_temp.content_bundle_items i
-  cross join lateral (values
-    ('slug', case when pg_catalog.jsonb_typeof(i.item -> 'slug') = 'string'
-                   and (i.item ->> 'slug' !~ '^[a-z0-9]+(-[a-z0-9]+)*$' or pg_catalog.length(i.item ->> 'slug') > 200)
-                  then 'must be a lowercase slug (letters, digits, single hyphens; at most 200 characters)' end),
-    ('id', case when pg_catalog.jsonb_typeof(i.item -> 'id') = 'string'
-                 and i.item ->> 'id' !~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
-                then 'must be a UUID' end),
-    ('name', case when pg_catalog.jsonb_typeof(i.item -> 'name') = 'string'
-                   and pg_catalog.length(pg_catalog.btrim(i.item ->> 'name')) not between 1 and 300
-                  then 'must be 1 to 300 characters' end),
-    ('title', case when pg_catalog.jsonb_typeof(i.item -> 'title') = 'string'
-                    and pg_catalog.length(pg_catalog.btrim(i.item ->> 'title')) not between 1 and 300
-                   then 'must be 1 to 300 characters' end),
-    ('color', case when i.kind = 'domains' and pg_catalog.jsonb_typeof(i.item -> 'color') = 'string'
-                    and i.item ->> 'color' !~ '^#[0-9A-Fa-f]{6}$'
-                   then 'must be a hex colour like #1A2B3C' end),
-    ('difficulty', case when i.kind = 'sparks' and pg_catalog.jsonb_typeof(i.item -> 'difficulty') = 'string'
-                         and not exists (select 1 from app.difficulty_levels d where d.value = i.item ->> 'difficulty')
-                        then 'must be one of beginner, intermediate, advanced, expert' end),
-    ('difficulty_level', case when i.kind = 'trails' and pg_catalog.jsonb_typeof(i.item -> 'difficulty_level') = 'string'
-                               and not exists (select 1 from app.difficulty_levels d where d.value = i.item ->> 'difficulty_level')
-                              then 'must be one of beginner, intermediate, advanced, expert, or null' end),
-    ('estimated_mins', case when i.kind = 'sparks' and pg_catalog.jsonb_typeof(i.item -> 'estimated_mins') = 'number'
-                             and ((i.item ->> 'estimated_mins')::numeric not between 1 and 600
-                                  or (i.item ->> 'estimated_mins')::numeric <> pg_catalog.trunc((i.item ->> 'estimated_mins')::numeric))
-                            then 'must be a whole number of minutes from 1 to 600' end),
-    ('order_index', case when pg_catalog.jsonb_typeof(i.item -> 'order_index') = 'number'
-                          and ((i.item ->> 'order_index')::numeric not between 0 and 1000000
-                               or (i.item ->> 'order_index')::numeric <> pg_catalog.trunc((i.item ->> 'order_index')::numeric))
-                         then 'must be a whole number from 0 to 1000000' end),
-    ('type', case when i.kind in ('spark_links', 'concept_links') and pg_catalog.jsonb_typeof(i.item -> 'type') = 'string'
-                   and i.item ->> 'type' not in ('prerequisite', 'related', 'extends')
-                  then 'must be one of prerequisite, related, extends' end),
-    ('weight', case when i.kind in ('spark_links', 'concept_links') and pg_catalog.jsonb_typeof(i.item -> 'weight') = 'number'
-                     and (i.item ->> 'weight')::numeric not between 0.001 and 999.999
-                    then 'must be greater than 0 and below 1000' end),
-    ('target', case when i.kind in ('spark_links', 'concept_links') and i.item ->> 'source' = i.item ->> 'target'
-                    then 'must differ from source' end)
-  ) v(field, message)
-  where i.position >= 0 and pg_catalog.jsonb_typeof(i.item) = 'object' and v.message is not null;
+  select v.kind, v.position, '$.' || v.kind || '[' || v.position || '].' || v.field, v.message, null
+  from (
+    select i.kind, i.position, 'slug' as field,
+           'must be a lowercase slug (letters, digits, single hyphens; at most 200 characters)' as message
+    from pg_temp.content_bundle_items i
+    where i.kind in ('categories', 'domains', 'trails', 'concepts', 'sparks', 'beacons') and i.position >= 0
+      and pg_catalog.jsonb_typeof(i.item -> 'slug') = 'string'
+      and (i.item ->> 'slug' !~ '^[a-z0-9]+(-[a-z0-9]+)*$' or pg_catalog.length(i.item ->> 'slug') > 200)
+    union all
+    select i.kind, i.position, 'id', 'must be a UUID'
+    from pg_temp.content_bundle_items i
+    where i.position >= 0 and pg_catalog.jsonb_typeof(i.item) = 'object' and i.item ? 'id'
+      and pg_catalog.jsonb_typeof(i.item -> 'id') = 'string'
+      and i.item ->> 'id' !~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+    union all
+    select i.kind, i.position, f.field, 'must be 1 to 300 characters'
+    from pg_temp.content_bundle_items i
+    join (values ('categories', 'name'), ('domains', 'name'), ('trails', 'title'), ('concepts', 'title'),
+                 ('sparks', 'title'), ('beacons', 'title')) f(kind, field) on f.kind = i.kind
+    where i.position >= 0 and pg_catalog.jsonb_typeof(i.item -> f.field) = 'string'
+      and pg_catalog.length(pg_catalog.btrim(i.item ->> f.field)) not between 1 and 300
+    union all
+    select i.kind, i.position, 'color', 'must be a hex colour like #1A2B3C'
+    from pg_temp.content_bundle_items i
+    where i.kind = 'domains' and i.position >= 0 and pg_catalog.jsonb_typeof(i.item -> 'color') = 'string'
+      and i.item ->> 'color' !~ '^#[0-9A-Fa-f]{6}$'
+    union all
+    select i.kind, i.position, 'difficulty', 'must be one of beginner, intermediate, advanced, expert'
+    from pg_temp.content_bundle_items i
+    where i.kind = 'sparks' and i.position >= 0 and pg_catalog.jsonb_typeof(i.item -> 'difficulty') = 'string'
+      and i.item ->> 'difficulty' not in (select d.value from app.difficulty_levels d)
+    union all
+    select i.kind, i.position, 'difficulty_level', 'must be one of beginner, intermediate, advanced, expert, or null'
+    from pg_temp.content_bundle_items i
+    where i.kind = 'trails' and i.position >= 0 and pg_catalog.jsonb_typeof(i.item -> 'difficulty_level') = 'string'
+      and i.item ->> 'difficulty_level' not in (select d.value from app.difficulty_levels d)
+    union all
+    select i.kind, i.position, 'estimated_mins', 'must be a whole number of minutes from 1 to 600'
+    from pg_temp.content_bundle_items i
+    where i.kind = 'sparks' and i.position >= 0 and pg_catalog.jsonb_typeof(i.item -> 'estimated_mins') = 'number'
+      and ((i.item ->> 'estimated_mins')::numeric not between 1 and 600
+           or (i.item ->> 'estimated_mins')::numeric <> pg_catalog.trunc((i.item ->> 'estimated_mins')::numeric))
+    union all
+    select i.kind, i.position, 'order_index', 'must be a whole number from 0 to 1000000'
+    from pg_temp.content_bundle_items i
+    where i.kind in ('trails', 'concepts') and i.position >= 0 and pg_catalog.jsonb_typeof(i.item -> 'order_index') = 'number'
+      and ((i.item ->> 'order_index')::numeric not between 0 and 1000000
+           or (i.item ->> 'order_index')::numeric <> pg_catalog.trunc((i.item ->> 'order_index')::numeric))
+    union all
+    select i.kind, i.position, 'type', 'must be one of prerequisite, related, extends'
+    from pg_temp.content_bundle_items i
+    where i.kind in ('spark_links', 'concept_links') and i.position >= 0 and pg_catalog.jsonb_typeof(i.item -> 'type') = 'string'
+      and i.item ->> 'type' not in ('prerequisite', 'related', 'extends')
+    union all
+    select i.kind, i.position, 'weight', 'must be greater than 0 and below 1000'
+    from pg_temp.content_bundle_items i
+    where i.kind in ('spark_links', 'concept_links') and i.position >= 0 and pg_catalog.jsonb_typeof(i.item -> 'weight') = 'number'
+      and (i.item ->> 'weight')::numeric not between 0.001 and 999.999
+    union all
+    select i.kind, i.position, 'target', 'must differ from source'
+    from pg_temp.content_bundle_items i
+    where i.kind in ('spark_links', 'concept_links') and i.position >= 0 and pg_catalog.jsonb_typeof(i.item) = 'object'
+      and i.item ->> 'source' = i.item ->> 'target'
+  ) v;
 
   -- learning_outcomes and concept sparks: arrays of strings.
   insert into pg_temp.content_bundle_problems
@@ -708,6 +731,10 @@ begin
 
   begin
     select s.id into parent from app.snapshots s where s.status = 'published';
+    if pg_catalog.to_regclass('pg_temp.content_bundle_items_kind') is null then
+      create index content_bundle_items_kind on pg_temp.content_bundle_items (kind, position);
+    end if;
+    analyze pg_temp.content_bundle_items;
 
     problems := private.validate_staged_content(chosen_name, chosen_label);
     if pg_catalog.jsonb_array_length(problems) > 0 then
@@ -793,7 +820,6 @@ begin
     cross join lateral pg_catalog.jsonb_array_elements(k.value) with ordinality e(value, n)
     where pg_catalog.jsonb_typeof(k.value) = 'array';
   end if;
-  analyze pg_temp.content_bundle_items;
   return private.import_staged_content(import_content_bundle.name, import_content_bundle.version_label,
                                        import_content_bundle.description, import_content_bundle.promote);
 end
