@@ -16,6 +16,7 @@ import { requestLogging } from './http/request-id.js';
 import { validationFailure } from './http/router.js';
 import { metadataRouter } from './routes/metadata/index.js';
 import { snapshotsRouter } from './routes/snapshots/index.js';
+import { journeysRouter } from './routes/journeys/index.js';
 
 export interface AppDeps {
   config: Config;
@@ -58,6 +59,7 @@ export function createApp(deps: AppDeps) {
 
   app.route('/metadata', metadataRouter(rpc));
   app.route('/snapshots', snapshotsRouter(rpc));
+  app.route('/user', journeysRouter(rpc));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

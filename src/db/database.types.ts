@@ -11,7 +11,10 @@ export type Database = {
             [_ in never]: never
           }
           Functions: {
-            "get_current_snapshot":
+            "enroll_in_trail":
+{ Args: { "trail_id": string }; Returns: Json
+                           },
+"get_current_snapshot":
 { Args: Record<PropertyKey, never>; Returns: Json
                            },
 "get_metadata":
@@ -20,11 +23,20 @@ export type Database = {
 "get_snapshot":
 { Args: { "id": string }; Returns: Json
                            },
+"get_user_journey":
+{ Args: { "id": string }; Returns: Json
+                           },
 "list_difficulty_levels":
 { Args: Record<PropertyKey, never>; Returns: Json
                            },
 "list_snapshots":
 { Args: { "page"?: number,"per_page"?: number,"status"?: string }; Returns: Json
+                           },
+"list_user_journeys":
+{ Args: { "sort"?: string,"status"?: string }; Returns: Json
+                           },
+"record_learning_event":
+{ Args: { "idempotency_key"?: string,"occurred_at"?: string,"spark_id": string,"verb": string }; Returns: Json
                            }
           }
           Enums: {
