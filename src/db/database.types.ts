@@ -14,14 +14,23 @@ export type Database = {
             "enroll_in_trail":
 { Args: { "trail_id": string }; Returns: Json
                            },
+"get_current_snapshot":
+{ Args: Record<PropertyKey, never>; Returns: Json
+                           },
 "get_metadata":
 { Args: Record<PropertyKey, never>; Returns: Json
+                           },
+"get_snapshot":
+{ Args: { "id": string }; Returns: Json
                            },
 "get_user_journey":
 { Args: { "id": string }; Returns: Json
                            },
 "list_difficulty_levels":
 { Args: Record<PropertyKey, never>; Returns: Json
+                           },
+"list_snapshots":
+{ Args: { "page"?: number,"per_page"?: number,"status"?: string }; Returns: Json
                            },
 "list_user_journeys":
 { Args: { "sort"?: string,"status"?: string }; Returns: Json
