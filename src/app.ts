@@ -13,12 +13,24 @@ import { createErrorHandler, createNotFoundHandler } from './http/error-handler.
 import { requestLogging } from './http/request-id.js';
 import { validationFailure } from './http/router.js';
 import { metadataRouter } from './routes/metadata/index.js';
+import { authRouter } from './routes/auth/index.js';
+import { createAuthService, type AuthService } from './auth/auth-service.js';
+import { createSessionStore, type SessionStore } from './auth/session-store.js';
+import { crossSiteGuard } from './auth/csrf.js';
+import { parseOrigins } from './auth/redirect.js';
+import { rateLimit, type RateLimitStore } from './http/rate-limit.js';
+import type postgres from 'postgres';
 
 export interface AppDeps {
   config: Config;
   rpc: Rpc;
   logger: Logger;
   verifier: JwtVerifier;
+  /** Sign-in and sessions; defaults to the store on the rpc adapter's pool (see session-store.ts). */
+  sessionStore?: SessionStore;
+  auth?: AuthService;
+  /** Shared rate-limit counters for several instances; in-memory by default. */
+  rateLimitStore?: RateLimitStore;
 }
 
 export const API_TITLE = 'Sparkpath API';
@@ -48,9 +60,20 @@ export function createApp(deps: AppDeps) {
       },
     }),
   );
-  app.use(contextMiddleware(resolveContext));
+  app.use(contextMiddleware(resolveContext, { lenientPaths: new Set(['/auth/session']) }));
+  app.use(crossSiteGuard(parseOrigins(config.AUTH_ALLOWED_REDIRECT_ORIGINS)));
+  app.use(
+    rateLimit({
+      enabled: config.RATE_LIMITS_ENABLED,
+      windowSeconds: config.RATE_LIMIT_WINDOW_S,
+      budgets: { ANONYMOUS: config.RATE_LIMIT_ANONYMOUS, FREE_USER: config.RATE_LIMIT_FREE_USER, PREMIUM_USER: config.RATE_LIMIT_PREMIUM_USER },
+      trustProxy: config.RATE_LIMIT_TRUST_PROXY,
+      store: deps.rateLimitStore,
+    }),
+  );
 
   app.route('/metadata', metadataRouter(rpc));
+  app.route('/auth', authRouter(resolveAuth(deps), rpc, config));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
@@ -87,3 +110,11 @@ export function createApp(deps: AppDeps) {
 }
 
 export type App = ReturnType<typeof createApp>;
+
+function resolveAuth(deps: AppDeps): AuthService {
+  if (deps.auth) return deps.auth;
+  const sql = (deps.rpc as { sql?: postgres.Sql }).sql;
+  const store = deps.sessionStore ?? (sql ? createSessionStore(sql) : undefined);
+  if (!store) throw new Error('createApp needs a sessionStore when the rpc adapter has no postgres pool');
+  return createAuthService(deps.config, store);
+}
