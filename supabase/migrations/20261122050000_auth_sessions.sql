@@ -269,9 +269,9 @@ begin
 
   insert into app.sessions (user_id, provider, user_agent, ip_address, access_expires_at, idle_timeout_seconds, expires_at)
   values (profile.id, sign_in.provider, pg_catalog.left(sign_in.user_agent, 512), ip,
-          pg_catalog.now() + pg_catalog.make_interval(secs => sign_in.access_ttl_seconds),
+          pg_catalog.date_trunc('second', pg_catalog.now()) + pg_catalog.make_interval(secs => sign_in.access_ttl_seconds),
           sign_in.idle_timeout_seconds,
-          pg_catalog.now() + pg_catalog.make_interval(secs => sign_in.max_lifetime_seconds))
+          pg_catalog.date_trunc('second', pg_catalog.now()) + pg_catalog.make_interval(secs => sign_in.max_lifetime_seconds))
   returning * into new_session;
 
   insert into app.refresh_tokens (session_id, token_hash) values (new_session.id, sign_in.refresh_hash);
@@ -362,7 +362,7 @@ begin
 
   update app.sessions
   set last_activity_at = pg_catalog.now(),
-      access_expires_at = pg_catalog.least(pg_catalog.now() + pg_catalog.make_interval(secs => refresh_session.access_ttl_seconds), sess.expires_at)
+      access_expires_at = least(pg_catalog.date_trunc('second', pg_catalog.now()) + pg_catalog.make_interval(secs => refresh_session.access_ttl_seconds), sess.expires_at)
   where id = sess.id
   returning * into sess;
 

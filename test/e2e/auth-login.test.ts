@@ -249,4 +249,26 @@ describe('auth routes: OAuth sign-in end to end', () => {
     const [loop] = await t.db.sql`select redirect_url from app.oauth_attempts order by created_at desc limit 1`;
     expect(loop.redirect_url).toBe('http://localhost:5173/x');
   });
+
+  it('never stores or logs a raw access or refresh token', async () => {
+    const { callbackUrl, binding } = await startLogin('github', 'alice');
+    const signedIn = await (await callback(callbackUrl, binding)).json();
+    const refreshed = await (
+      await t.app.request('/auth/refresh', { method: 'POST', headers: { cookie: `svc-refresh-token=${signedIn.session.refresh_token}` } })
+    ).json();
+    const logout = await t.app.request('/auth/logout', { method: 'POST', headers: { Authorization: `Bearer ${refreshed.access_token}` } });
+    expect(logout.status).toBe(200);
+    const secrets = [signedIn.session.access_token, signedIn.session.refresh_token, refreshed.access_token, refreshed.refresh_token,
+      callbackUrl.searchParams.get('code')!, callbackUrl.searchParams.get('state')!, binding];
+
+    const tables = await t.db.sql<{ name: string }[]>`select format('%I.%I', schemaname, tablename) as name from pg_tables where schemaname in ('app', 'private', 'public', 'api')`;
+    let dump = '';
+    for (const { name } of tables) dump += JSON.stringify(await t.db.sql.unsafe(`select * from ${name}`));
+    const logText = JSON.stringify(t.logs);
+    expect(dump).toContain(signedIn.user.id); // the dump does hold the session data...
+    for (const secret of secrets) {
+      expect(dump.includes(secret), 'a raw token is stored').toBe(false);
+      expect(logText.includes(secret), 'a raw token is logged').toBe(false);
+    }
+  });
 });
