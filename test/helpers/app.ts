@@ -28,6 +28,8 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     SUPABASE_JWT_SECRET: TEST_JWT_SECRET,
     SERVICE_AUTH_SECRET: TEST_SERVICE_SECRET,
     DATABASE_URL: db.url,
+    // Suites make hundreds of requests from one address; the rate-limit tests opt back in.
+    RATE_LIMITS_ENABLED: 'false',
     ...env,
   });
   const logs: Record<string, unknown>[] = [];
