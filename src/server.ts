@@ -6,6 +6,8 @@ import { loadOrCreateDevJwtSecret } from './context/dev-secret.js';
 import { openDatabase, prepareDatabase } from './db/database.js';
 import { createPostgresRpc } from './db/postgres-rpc.js';
 import { createLogger } from './logger.js';
+import { createSessionStore } from './auth/session-store.js';
+import { createAuthService } from './auth/auth-service.js';
 
 async function main() {
   let config: Config;
@@ -41,7 +43,21 @@ async function main() {
     audience: config.JWT_AUDIENCE,
     issuer: config.JWT_ISSUER,
   });
-  const app = createApp({ config, rpc, logger, verifier });
+  const sessionStore = createSessionStore(rpc.sql);
+  const auth = createAuthService(config, sessionStore);
+  const app = createApp({ config, rpc, logger, verifier, sessionStore, auth });
+
+  // The session cleanup routine (private.cleanup_sessions; pg_cron can run the same function).
+  const cleanupTimer =
+    config.SESSION_CLEANUP_INTERVAL_S > 0
+      ? setInterval(() => {
+          auth.cleanup().then(
+            (result) => logger.info({ cleanup: result }, 'session cleanup'),
+            (error: unknown) => logger.warn({ err: error }, 'session cleanup failed'),
+          );
+        }, config.SESSION_CLEANUP_INTERVAL_S * 1000)
+      : undefined;
+  cleanupTimer?.unref();
 
   const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
     logger.info({ url: `http://${info.address.includes(':') ? `[${info.address}]` : info.address}:${info.port}` }, 'Sparkpath API listening');
@@ -51,6 +67,7 @@ async function main() {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    clearInterval(cleanupTimer);
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
     // Stop accepting; close() resolves once every in-flight request has been answered.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
