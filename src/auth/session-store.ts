@@ -1,4 +1,5 @@
 import type postgres from 'postgres';
+import { ApiError } from '../http/api-error.js';
 import type { SessionClaims } from './access-tokens.js';
 
 /**
@@ -98,4 +99,12 @@ export function createSessionStore(sql: postgres.Sql): SessionStore {
       await sql`select private.set_user_access(${userId}, ${userRole}, ${plan})`;
     },
   };
+}
+
+/** A store for apps built without a database pool: every sign-in operation answers 503. */
+export function unavailableSessionStore(): SessionStore {
+  const fail = async (): Promise<never> => {
+    throw new ApiError('SERVICE_UNAVAILABLE', 'Sign-in is not available on this server');
+  };
+  return { startOAuthAttempt: fail, consumeOAuthAttempt: fail, signIn: fail, refresh: fail, endSession: fail, cleanup: fail, setUserAccess: fail };
 }

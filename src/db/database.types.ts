@@ -17,6 +17,9 @@ export type Database = {
 "get_metadata":
 { Args: Record<PropertyKey, never>; Returns: Json
                            },
+"get_session":
+{ Args: Record<PropertyKey, never>; Returns: Json
+                           },
 "get_user_journey":
 { Args: { "id": string }; Returns: Json
                            },

@@ -18,10 +18,18 @@ const TokenSet = z
 const SessionState = z
   .object({
     authenticated: z.boolean(),
-    user: User.extend({ provider: z.string().nullable(), avatar_url: z.string().nullable() }).nullable(),
+    user: z.union([
+      z.object({
+        id: Uuid,
+        email: z.string().nullable(),
+        display_name: z.string(),
+        provider: z.string().nullable(),
+        avatar_url: z.string().nullable(),
+      }),
+      z.null(),
+    ]),
     session: z
-      .object({ id: Uuid, provider: z.string(), expires_at: z.string(), created_at: z.string() })
-      .nullable()
+      .union([z.object({ id: Uuid, provider: z.string(), expires_at: z.string(), created_at: z.string() }), z.null()])
       .openapi({ description: 'The session of a session-bound token; expires_at is the access token expiry' }),
   })
   .openapi('SessionState');
@@ -68,8 +76,8 @@ export const callback = createRoute({
       z.object({ user: User, session: TokenSet, is_new_user: z.boolean(), redirect_url: z.string() }).openapi('SignInResult'),
       'Signed in',
     ),
-    401: errorResponse('UNAUTHORIZED: access_denied, issuer_mismatch, code_exchange_failed, id_token_invalid, no_verified_email'),
     ...commonErrors,
+    401: errorResponse('UNAUTHORIZED: access_denied, issuer_mismatch, code_exchange_failed, id_token_invalid, no_verified_email'),
   },
 });
 
@@ -94,8 +102,8 @@ export const logout = createRoute({
   security: [{ bearerAuth: [] }],
   responses: {
     200: jsonContent(z.object({ success: z.boolean(), message: z.string() }), 'Signed out'),
-    401: errorResponse('UNAUTHORIZED: no bearer token, or its session has already ended'),
     ...commonErrors,
+    401: errorResponse('UNAUTHORIZED: no bearer token, or its session has already ended'),
   },
 });
 
@@ -114,8 +122,8 @@ export const refresh = createRoute({
   },
   responses: {
     200: jsonContent(TokenSet, 'New tokens'),
+    ...commonErrors,
     401: errorResponse('MISSING_REFRESH_TOKEN when none was sent; UNAUTHORIZED when it is invalid, expired or revoked'),
     403: errorResponse('FORBIDDEN: cookie-authenticated request from another site'),
-    ...commonErrors,
   },
 });
