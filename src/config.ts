@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseSigningKey } from './auth/signing-key.js';
 
 /**
  * The only reader of process.env. Every variable is documented in README.md and .env.example.
@@ -36,6 +37,9 @@ export const configSchema = z
     JWT_JWKS_URL: optionalText.pipe(z.url().optional()),
     JWT_AUDIENCE: z.string().min(1).default('authenticated'),
     JWT_ISSUER: optionalText,
+    // Optional ES256 signing key for access tokens (PKCS#8 PEM; `\n` escapes allowed).
+    JWT_SIGNING_KEY: optionalText,
+    JWT_SIGNING_KEY_ID: optionalText,
 
     SERVICE_AUTH_SECRET: optionalText.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
 
@@ -105,8 +109,15 @@ export const configSchema = z
     if (env.SESSION_IDLE_TIMEOUT_S > env.SESSION_MAX_LIFETIME_S) {
       ctx.addIssue({ code: 'custom', path: ['SESSION_IDLE_TIMEOUT_S'], message: 'must not exceed SESSION_MAX_LIFETIME_S' });
     }
-    if (env.NODE_ENV === 'production' && !env.SUPABASE_JWT_SECRET && !env.JWT_JWKS_URL) {
-      ctx.addIssue({ code: 'custom', path: ['SUPABASE_JWT_SECRET'], message: 'or JWT_JWKS_URL is required when NODE_ENV=production' });
+    if (env.JWT_SIGNING_KEY) {
+      try {
+        parseSigningKey(env.JWT_SIGNING_KEY);
+      } catch {
+        ctx.addIssue({ code: 'custom', path: ['JWT_SIGNING_KEY'], message: 'must be a P-256 (ES256) private key in PKCS#8 PEM' });
+      }
+    }
+    if (env.NODE_ENV === 'production' && !env.SUPABASE_JWT_SECRET && !env.JWT_JWKS_URL && !env.JWT_SIGNING_KEY) {
+      ctx.addIssue({ code: 'custom', path: ['SUPABASE_JWT_SECRET'], message: 'or JWT_JWKS_URL (or JWT_SIGNING_KEY) is required when NODE_ENV=production' });
     }
   });
 

@@ -8,6 +8,7 @@ import { createPostgresRpc } from './db/postgres-rpc.js';
 import { createLogger } from './logger.js';
 import { createSessionStore } from './auth/session-store.js';
 import { createAuthService } from './auth/auth-service.js';
+import type { JSONWebKeySet } from 'jose';
 
 async function main() {
   let config: Config;
@@ -37,14 +38,15 @@ async function main() {
     statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
     connectTimeoutSeconds: config.DB_CONNECT_TIMEOUT_S,
   });
+  const sessionStore = createSessionStore(rpc.sql);
+  const auth = createAuthService(config, sessionStore);
   const verifier = createJwtVerifier({
+    localJwks: JSON.parse(auth.jwks) as JSONWebKeySet,
     secret: config.SUPABASE_JWT_SECRET,
     jwksUrl: config.JWT_JWKS_URL,
     audience: config.JWT_AUDIENCE,
     issuer: config.JWT_ISSUER,
   });
-  const sessionStore = createSessionStore(rpc.sql);
-  const auth = createAuthService(config, sessionStore);
   const app = createApp({ config, rpc, logger, verifier, sessionStore, auth });
 
   // The session cleanup routine (private.cleanup_sessions; pg_cron can run the same function).

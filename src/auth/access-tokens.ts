@@ -1,4 +1,5 @@
 import { SignJWT } from 'jose';
+import type { SigningKey } from './signing-key.js';
 
 /** The claims the database computes for a session (private.token_claims). */
 export interface SessionClaims {
@@ -14,20 +15,27 @@ export interface AccessTokenSigner {
 }
 
 /**
- * Signs access tokens a Supabase project also accepts: HS256 with SUPABASE_JWT_SECRET,
+ * Signs access tokens a Supabase project also accepts: HS256 with SUPABASE_JWT_SECRET (or ES256
+ * with JWT_SIGNING_KEY, once its public key is imported into the project),
  * role `authenticated`, aud from JWT_AUDIENCE, iss from JWT_ISSUER (default "sparkpath").
  *
  * @example
  *   const signer = createAccessTokenSigner({ secret, audience: 'authenticated', issuer: 'sparkpath' });
  *   const jwt = await signer.sign(claims, Math.floor(Date.now() / 1000) + 3600);
  */
-export function createAccessTokenSigner(options: { secret: string; audience: string; issuer: string }): AccessTokenSigner {
-  const key = new TextEncoder().encode(options.secret);
+export function createAccessTokenSigner(
+  options: { secret?: string; signingKey?: SigningKey; audience: string; issuer: string },
+): AccessTokenSigner {
+  // ES256 when a signing key is configured (its public key is served at /auth/jwks.json), else HS256.
+  const key = options.signingKey?.privateKey ?? new TextEncoder().encode(options.secret);
+  const header = options.signingKey
+    ? { alg: 'ES256', typ: 'JWT', kid: options.signingKey.kid }
+    : { alg: 'HS256', typ: 'JWT' };
   return {
     sign(claims, expiresAt) {
       const { sub, ...rest } = claims;
       return new SignJWT({ ...rest, role: 'authenticated' })
-        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setProtectedHeader(header)
         .setSubject(sub)
         .setIssuer(options.issuer)
         .setAudience(options.audience)

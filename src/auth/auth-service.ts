@@ -2,6 +2,7 @@ import * as client from 'openid-client';
 import type { Config } from '../config.js';
 import { ApiError, unauthorized, validationError } from '../http/api-error.js';
 import { createAccessTokenSigner } from './access-tokens.js';
+import { parseSigningKey, publicJwks } from './signing-key.js';
 import { randomSecret, sha256Hex } from './crypto.js';
 import { createProviders, OAuthFailure, PROVIDERS, type OAuthProvider, type ProviderName } from './providers.js';
 import { parseOrigins, resolveRedirect, type RedirectPolicy } from './redirect.js';
@@ -34,9 +35,11 @@ export interface CallbackInput {
  */
 export function createAuthService(config: Config, store: SessionStore, providers: Record<ProviderName, OAuthProvider> = createProviders(config)) {
   const secret = config.SUPABASE_JWT_SECRET;
-  const signer = secret
-    ? createAccessTokenSigner({ secret, audience: config.JWT_AUDIENCE, issuer: config.JWT_ISSUER ?? 'sparkpath' })
+  const signingKey = config.JWT_SIGNING_KEY ? parseSigningKey(config.JWT_SIGNING_KEY, config.JWT_SIGNING_KEY_ID) : undefined;
+  const signer = secret || signingKey
+    ? createAccessTokenSigner({ secret, signingKey, audience: config.JWT_AUDIENCE, issuer: config.JWT_ISSUER ?? 'sparkpath' })
     : undefined;
+  const jwks = JSON.stringify(publicJwks(signingKey));
   const redirectPolicy: RedirectPolicy = {
     allowedOrigins: new Set([...parseOrigins(config.AUTH_ALLOWED_REDIRECT_ORIGINS), new URL(config.AUTH_DEFAULT_REDIRECT_URL).origin]),
     defaultUrl: new URL(config.AUTH_DEFAULT_REDIRECT_URL).href,
@@ -78,6 +81,8 @@ export function createAuthService(config: Config, store: SessionStore, providers
 
   return {
     providerNames: PROVIDERS,
+    /** The public keys of ES256 access tokens (empty with HS256 only). */
+    jwks,
     redirectPolicy,
 
     /** Starts an attempt; returns where to send the browser and the browser-binding value. */

@@ -15,6 +15,8 @@ const NO_STORE = { 'Cache-Control': 'no-store' };
 const ANONYMOUS_BODY = '{"authenticated":false,"user":null,"session":null}';
 
 export const authHandlers = (auth: AuthService, rpc: Rpc, config: Config) => ({
+  getJwks: async (c: Context<AppEnv>) => sendJsonText(c, auth.jwks, 200, { 'Cache-Control': 'public, max-age=300' }),
+
   login: async (c: Context<AppEnv>) => {
     const provider = c.req.query('provider') as ProviderName;
     const redirects = c.req.queries('redirect');

@@ -127,3 +127,16 @@ export const refresh = createRoute({
     403: errorResponse('FORBIDDEN: cookie-authenticated request from another site'),
   },
 });
+
+export const getJwks = createRoute({
+  method: 'get',
+  path: '/jwks.json',
+  tags: ['Auth'],
+  summary: 'Public keys of ES256 access tokens',
+  description:
+    'The JSON Web Key Set of JWT_SIGNING_KEY (for a Supabase project or another verifier). Empty `keys` when access tokens are HS256 only.',
+  responses: {
+    200: jsonContent(z.object({ keys: z.array(z.record(z.string(), z.unknown())) }).openapi('Jwks'), 'The key set'),
+    ...commonErrors,
+  },
+});

@@ -3,7 +3,7 @@ import type { Rpc } from '../../db/rpc.js';
 import type { AuthService } from '../../auth/auth-service.js';
 import { createRouter } from '../../http/router.js';
 import { authHandlers } from './auth.handlers.js';
-import { callback, getSession, login, logout, refresh } from './auth.routes.js';
+import { callback, getJwks, getSession, login, logout, refresh } from './auth.routes.js';
 
 export function authRouter(auth: AuthService, rpc: Rpc, config: Config) {
   const handlers = authHandlers(auth, rpc, config);
@@ -13,5 +13,6 @@ export function authRouter(auth: AuthService, rpc: Rpc, config: Config) {
   router.openapi(getSession, handlers.getSession);
   router.openapi(logout, handlers.logout);
   router.openapi(refresh, handlers.refresh);
+  router.openapi(getJwks, handlers.getJwks);
   return router;
 }
