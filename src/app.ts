@@ -21,6 +21,7 @@ import { createSessionStore, unavailableSessionStore, type SessionStore } from '
 import { crossSiteGuard } from './auth/csrf.js';
 import { parseOrigins } from './auth/redirect.js';
 import { rateLimit, type RateLimitStore } from './http/rate-limit.js';
+import { createPostgresRateLimitStore } from './db/rate-limit-store.js';
 import type postgres from 'postgres';
 import { journeysRouter } from './routes/journeys/index.js';
 
@@ -74,7 +75,7 @@ export function createApp(deps: AppDeps) {
       windowSeconds: config.RATE_LIMIT_WINDOW_S,
       budgets: { ANONYMOUS: config.RATE_LIMIT_ANONYMOUS, FREE_USER: config.RATE_LIMIT_FREE_USER, PREMIUM_USER: config.RATE_LIMIT_PREMIUM_USER },
       trustProxy: config.RATE_LIMIT_TRUST_PROXY,
-      store: deps.rateLimitStore,
+      store: deps.rateLimitStore ?? defaultRateLimitStore(deps),
     }),
   );
 
@@ -122,6 +123,11 @@ export function createApp(deps: AppDeps) {
 }
 
 export type App = ReturnType<typeof createApp>;
+
+function defaultRateLimitStore(deps: AppDeps): RateLimitStore | undefined {
+  const sql = (deps.rpc as { sql?: postgres.Sql }).sql;
+  return deps.config.RATE_LIMIT_STORE === 'postgres' && sql ? createPostgresRateLimitStore(sql) : undefined;
+}
 
 function resolveAuth(deps: AppDeps): AuthService {
   if (deps.auth) return deps.auth;

@@ -84,6 +84,7 @@ export const configSchema = z
     RATE_LIMIT_FREE_USER: integer(600, 0, 1_000_000),
     RATE_LIMIT_PREMIUM_USER: integer(1200, 0, 1_000_000),
     RATE_LIMIT_TRUST_PROXY: booleanFlag,
+    RATE_LIMIT_STORE: z.enum(['memory', 'postgres']).default('memory'),
   })
   .superRefine((env, ctx) => {
     if (env.DEV_BYPASS_AUTH && env.NODE_ENV === 'production') {

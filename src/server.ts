@@ -9,6 +9,7 @@ import { createLogger } from './logger.js';
 import { createSessionStore } from './auth/session-store.js';
 import { createAuthService } from './auth/auth-service.js';
 import type { JSONWebKeySet } from 'jose';
+import { createPostgresRateLimitStore } from './db/rate-limit-store.js';
 
 async function main() {
   let config: Config;
@@ -47,12 +48,14 @@ async function main() {
     audience: config.JWT_AUDIENCE,
     issuer: config.JWT_ISSUER,
   });
-  const app = createApp({ config, rpc, logger, verifier, sessionStore, auth });
+  const rateLimitStore = config.RATE_LIMIT_STORE === 'postgres' ? createPostgresRateLimitStore(rpc.sql) : undefined;
+  const app = createApp({ config, rpc, logger, verifier, sessionStore, auth, rateLimitStore });
 
   // The session cleanup routine (private.cleanup_sessions; pg_cron can run the same function).
   const cleanupTimer =
     config.SESSION_CLEANUP_INTERVAL_S > 0
       ? setInterval(() => {
+          void rateLimitStore?.purge().catch((error: unknown) => logger.warn({ err: error }, 'rate-limit purge failed'));
           auth.cleanup().then(
             (result) => logger.info({ cleanup: result }, 'session cleanup'),
             (error: unknown) => logger.warn({ err: error }, 'session cleanup failed'),
