@@ -68,7 +68,9 @@ export function createApp(deps: AppDeps) {
     }),
   );
   app.use(contextMiddleware(resolveContext, { lenientPaths: new Set(['/auth/session']) }));
-  app.use(crossSiteGuard(parseOrigins(config.AUTH_ALLOWED_REDIRECT_ORIGINS)));
+  // The front ends we serve, plus the API's own public origin (behind a TLS-terminating proxy
+  // the request URL the app sees is not the one the browser used).
+  app.use(crossSiteGuard(new Set([...parseOrigins(config.AUTH_ALLOWED_REDIRECT_ORIGINS), new URL(config.AUTH_CALLBACK_URL).origin])));
   app.use(
     rateLimit({
       enabled: config.RATE_LIMITS_ENABLED,

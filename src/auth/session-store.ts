@@ -8,7 +8,8 @@ import type { SessionClaims } from './access-tokens.js';
  * Why a second port: `rpc.call` dispatches only `api.*` functions as anon/authenticated, with
  * claims the API verified. Sign-in and refresh happen before any verified claims exist, so their
  * functions live in `private` (never exposed, not executable by request roles) and run as the
- * API's login role. Keeping every such call here makes that privileged surface one file.
+ * API's login role. Keeping every such call here makes that privileged surface one file (the
+ * only other caller of `private` is src/db/rate-limit-store.ts, for the shared counters).
  * Raw tokens never pass through here: only their SHA-256 hashes.
  */
 export interface SignInInput {
