@@ -107,6 +107,9 @@ export const configSchema = z
         ctx.addIssue({ code: 'custom', path: ['AUTH_ALLOWED_REDIRECT_ORIGINS'], message: `must list origins like https://app.example.com (got ${origin})` });
       }
     }
+    if (env.SESSION_IDLE_TIMEOUT_S < env.ACCESS_TOKEN_TTL_S) {
+      ctx.addIssue({ code: 'custom', path: ['SESSION_IDLE_TIMEOUT_S'], message: 'must be at least ACCESS_TOKEN_TTL_S (activity is recorded at refresh)' });
+    }
     if (env.SESSION_IDLE_TIMEOUT_S > env.SESSION_MAX_LIFETIME_S) {
       ctx.addIssue({ code: 'custom', path: ['SESSION_IDLE_TIMEOUT_S'], message: 'must not exceed SESSION_MAX_LIFETIME_S' });
     }

@@ -1,6 +1,6 @@
 -- Sign-in and sessions: profiles, OAuth attempts, rotation, revocation, dispatch and RLS.
 begin;
-select plan(38);
+select plan(41);
 
 select ok((select bool_and(c.relrowsecurity) from pg_class c
            where c.relnamespace = 'app'::regnamespace
@@ -95,7 +95,7 @@ select is(private.cleanup_sessions() ->> 'sessions_deactivated', '1', 'cleanup d
 select is((select end_reason from app.sessions where id = current_setting('t.s3')::uuid), 'idle', 'and records why');
 
 -- acting as alice (google identity) ------------------------------------------------------------
-select private.sign_in('github', 'bob-sub', 'bob@example.com', 'Bob', null, null, null, repeat('5', 64), 3600, 604800, 2592000);
+select set_config('t.bob', private.sign_in('github', 'bob-sub', 'bob@example.com', 'Bob', null, null, null, repeat('5', 64), 3600, 604800, 2592000) -> 'user' ->> 'id', true);
 set local role authenticated;
 select set_config('request.jwt.claims', format('{"sub":"%s","role":"authenticated"}', current_setting('t.alice')), true);
 select results_eq($$ select count(*)::int from app.sessions $$, $$ values (2) $$, 'a user sees only their own sessions');
@@ -104,6 +104,14 @@ select throws_ok($$ update app.sessions set active = true $$, '42501', null, 'a 
 select throws_ok($$ select * from app.refresh_tokens $$, '42501', null, 'a user cannot read refresh tokens');
 select throws_ok($$ select private.sign_in('google', 'x', 'x@example.com', '', null, null, null, repeat('6', 64), 1, 1, 1) $$,
   '42501', null, 'a request role cannot call the private sign-in');
+reset role;
+
+-- acting as bob
+set local role authenticated;
+select set_config('request.jwt.claims', format('{"sub":"%s","role":"authenticated"}', current_setting('t.bob')), true);
+select results_eq($$ select user_id::text from app.sessions $$, $$ values (current_setting('t.bob')) $$, 'another user sees only their one session');
+select is_empty(format($$ select 1 from app.sessions where user_id = '%s' $$, current_setting('t.alice')), 'alice''s sessions are invisible to bob');
+select results_eq($$ select email from app.users $$, $$ values ('bob@example.com') $$, 'a user reads only their own profile');
 reset role;
 
 -- acting as anon
