@@ -21,8 +21,12 @@ export interface Family {
   group: Group;
   /** Request variants; wrk walks them round-robin and pgbench replays the same mix. */
   requests: (f: Fixtures) => RequestSpec[];
-  /** Single-use request bodies that the response replaces (refresh-token rotation). */
-  rotate?: boolean;
+  /**
+   * Single-use requests: `rotate` (refresh: the response carries the replacement token) or
+   * `consume` (logout: each request ends a session; a thread stops when its sessions run out).
+   * Both get freshly minted sessions for every wrk invocation.
+   */
+  singleUse?: 'rotate' | 'consume';
 }
 
 const get = (path: string, headers?: Record<string, string>): RequestSpec => ({ method: 'GET', path, headers });
@@ -47,7 +51,8 @@ export const FAMILIES: Family[] = [
   { name: 'journeys.detail', route: 'GET /user/me/journeys/{id}', group: 'journey', requests: (f) => each(f.users, (u) => get(`/user/me/journeys/${u.enrollmentId}`, { Authorization: `Bearer ${u.token}` })) },
   { name: 'snapshots.current', route: 'GET /snapshots/current', group: 'snapshot', requests: (f) => each(f.users, (_u, i) => get('/snapshots/current', f.userHeaders(i))) },
   { name: 'auth.session', route: 'GET /auth/session', group: 'auth', requests: (f) => each(f.sessions, (s) => get('/auth/session', { Authorization: `Bearer ${s.accessToken}` })) },
-  { name: 'auth.refresh', route: 'POST /auth/refresh', group: 'auth', rotate: true, requests: (f) => each(f.sessions, (s) => ({ method: 'POST', path: '/auth/refresh', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ refresh_token: s.refreshToken }) })) },
+  { name: 'auth.refresh', route: 'POST /auth/refresh', group: 'auth', singleUse: 'rotate', requests: (f) => each(f.sessions, (s) => ({ method: 'POST', path: '/auth/refresh', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ refresh_token: s.refreshToken }) })) },
+  { name: 'auth.logout', route: 'POST /auth/logout', group: 'auth', singleUse: 'consume', requests: (f) => each(f.sessions, (s) => ({ method: 'POST', path: '/auth/logout', headers: { Authorization: `Bearer ${s.accessToken}` } })) },
 ];
 
 /** p95 targets at 8 connections on the base dataset (issue 9), in milliseconds. */

@@ -31,9 +31,9 @@ export async function writeRequestsFile(file: string, requests: RequestSpec[]): 
 }
 
 /** wrk with 2 threads (one per core), no pipelining; the Lua script reports JSON from done(). */
-export async function runWrk(url: string, requestsFile: string, connections: number, seconds: number, rotate = false): Promise<LoadResult> {
+export async function runWrk(url: string, requestsFile: string, connections: number, seconds: number, mode: 'plain' | 'rotate' | 'consume' = 'plain'): Promise<LoadResult> {
   const threads = Math.min(2, connections);
-  const args = ['-t', String(threads), '-c', String(connections), '-d', `${seconds}s`, '--timeout', '5s', '-s', WRK_SCRIPT, url, '--', requestsFile, rotate ? 'rotate' : 'plain', String(threads)];
+  const args = ['-t', String(threads), '-c', String(connections), '-d', `${seconds}s`, '--timeout', '5s', '-s', WRK_SCRIPT, url, '--', requestsFile, mode, String(threads)];
   const run = await runMeasured('wrk', args);
   const line = /WRK_JSON (\{.*\})/.exec(run.stdout)?.[1];
   if (!line) throw new Error(`wrk produced no report (exit ${run.code}): ${run.stdout}\n${run.stderr}`);

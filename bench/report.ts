@@ -256,10 +256,14 @@ the CPUs, so only ratios measured in the same run mean anything.
   enrollments and learning events are generated set-based by \`bench/sql/journeys.sql\`; user ids are
   \`md5('bench-user-N')::uuid\` and their HS256 tokens are signed by the orchestrator with jose.
 - **POST /auth/refresh** rotates tokens and treats the reuse of an old one as an attack, so it cannot be
-  replayed like a read. Its family is marked \`rotate\`: wrk gets a file of single-use refresh tokens
-  (fresh sessions per wrk invocation), each thread keeps its own pool, takes one token per request and
-  puts the rotated token from the response back, so no token is ever presented twice. R1/R2 are not
-  measured for it (a replayed statement would be a reuse).
+  replayed like a read. Its family is \`singleUse: 'rotate'\`: wrk gets a file of refresh tokens of
+  freshly minted sessions (real sessions through the auth service, as \`npm run token\` does) for every
+  invocation; each thread keeps its own pool, takes one token per request and puts the rotated token from
+  the response back, so no token is ever presented twice and the pool never drains.
+- **POST /auth/logout** ends the session of its token, so it is \`singleUse: 'consume'\`: every request
+  uses the access token of its own fresh session (1,500 per run) and a thread that runs out stops; the
+  requests/s figure uses wrk's real duration. R1/R2 are not measured for either (a replayed statement
+  would be a token reuse).
 - **Pool sizes**: the API uses its default pool (DB_POOL_MAX=10) while pgbench opens one connection per
   client (8 or 32); at 32 connections the API queues in its pool, which is how it runs in production.
 

@@ -268,9 +268,10 @@ async function setStatementLogging(sql: postgres.Sql, on: boolean) {
 }
 
 let rotation = 0;
-async function rotatingFile(family: Family, fixtures: Fixtures, minter: SessionMinter, connections: number): Promise<string> {
-  // Twice the connections plus slack: each thread needs one token per connection in flight.
-  const sessions = await minter.mint(connections * 2 + 8);
+async function singleUseFile(family: Family, fixtures: Fixtures, minter: SessionMinter, connections: number): Promise<string> {
+  // rotate: twice the connections plus slack (each thread needs one token per connection in
+  // flight). consume: one session per request; the run stops early when they are used up.
+  const sessions = await minter.mint(family.singleUse === 'consume' ? (opts.quick ? 300 : 1500) : connections * 2 + 8);
   const file = path.join(tempDir!, `${family.name}.${rotation++}.requests`);
   await writeRequestsFile(file, family.requests({ ...fixtures, sessions }));
   return file;
@@ -290,9 +291,9 @@ async function prepareFamily(family: Family, fixtures: Fixtures, api: Api, tap: 
   if (requests.length === 0) return { family, unavailable: 'no request variants (the dataset lacks what it needs)' };
   const requestsFile = path.join(dir, `${family.name}.requests`);
   await writeRequestsFile(requestsFile, requests);
-  if (family.rotate) {
-    // Refresh tokens are single use: no probe, no replay (pgbench cannot rotate either).
-    return { family, requestsFile, protocol: 'prepared', note: 'single-use tokens: R1/R2 not replayable' };
+  if (family.singleUse) {
+    // Single-use tokens: no probe, no replay (a replayed statement would be a token reuse).
+    return { family, requestsFile, protocol: 'prepared', note: `single-use tokens (${family.singleUse}): R1/R2 not replayable` };
   }
   const r1: string[] = [];
   const r2: string[] = [];
@@ -392,12 +393,12 @@ async function main() {
       // Rotating families (refresh) get fresh single-use tokens for every wrk invocation: a
       // token left in flight when a run stops must never be presented again.
       // Minted before the runs, so minting never falls inside a measured window.
-      const files = p.family.rotate && minter
-        ? [await rotatingFile(p.family, fixtures, minter, c), await rotatingFile(p.family, fixtures, minter, c), await rotatingFile(p.family, fixtures, minter, c), await rotatingFile(p.family, fixtures, minter, c)]
-        : [p.requestsFile, p.requestsFile, p.requestsFile, p.requestsFile];
-      await runWrk(api.baseUrl, files[0], c, opts.warmupSeconds, p.family.rotate);
+      const mode = p.family.singleUse ?? 'plain';
+      const files: string[] = [];
+      for (let i = 0; i < 4; i++) files.push(p.family.singleUse && minter ? await singleUseFile(p.family, fixtures, minter, c) : p.requestsFile);
+      await runWrk(api.baseUrl, files[0], c, opts.warmupSeconds, mode);
       let next = 1;
-      const apiRun = await measure(() => runWrk(api.baseUrl, files[next++], c, opts.runSeconds, p.family.rotate), { api: api.child.pid, postgres: pgPid });
+      const apiRun = await measure(() => runWrk(api.baseUrl, files[next++], c, opts.runSeconds, mode), { api: api.child.pid, postgres: pgPid });
       const r1 = p.r1 ? await measure(() => runPgbench(target(baseDbUrl), p.r1!, c, opts.runSeconds, p.protocol), { postgres: pgPid }) : undefined;
       const r2 = p.r2 ? await measure(() => runPgbench(target(baseDbUrl), p.r2!, c, opts.runSeconds, p.protocol), { postgres: pgPid }) : undefined;
       entry.byConnections[c] = { api: apiRun, r1, r2, r3: r3[c] };
@@ -427,7 +428,7 @@ async function main() {
     await bigSql.end();
     const ratios: Record<string, { base_p95_ms: number; x10_p95_ms: number; ratio: number }> = {};
     for (const p of prepared) {
-      if (p.family.rotate || p.family.group === 'auth' || p.family.group === 'metadata') continue;
+      if (p.family.singleUse || p.family.group === 'auth' || p.family.group === 'metadata') continue;
       const file = path.join(tempDir, `${p.family.name}.10x.requests`);
       await writeRequestsFile(file, p.family.requests(bigFixtures));
       log(`growth ${p.family.name} at 8 connections`);

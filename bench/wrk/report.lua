@@ -6,6 +6,9 @@
 -- headers are "Name: value" pairs separated by "\u001f". Each thread walks the lines round-robin
 -- from its own offset, so all connections of a run spread over the same request mix.
 --
+-- consume (POST /auth/logout): every line is a single-use request; a thread that has used all of
+-- its lines stops (the run is then shorter than -d, and requests/s uses the real duration).
+--
 -- rotate (optional, used for POST /auth/refresh): every line is one single-use refresh token.
 -- Each response carries the rotated token, which goes back into the thread's pool, so a token is
 -- never presented twice (a reuse would be detected as an attack and revoke the session).
@@ -26,6 +29,8 @@ local lines = {}
 local position = 1
 local pool = {}
 local rotate = false
+local consume = false
+local consumed = {}
 local non2xx = 0
 local statuses = {}
 local template = nil
@@ -65,6 +70,7 @@ function init(args)
   end
   file:close()
   rotate = args[2] == "rotate"
+  consume = args[2] == "consume"
   local threadCount = tonumber(args[3] or "1")
   local threadId = id or 1
   if rotate then
@@ -73,6 +79,10 @@ function init(args)
     for i = threadId, #lines, threadCount do
       table.insert(pool, parse(lines[i]).body)
     end
+  elseif consume then
+    for i = threadId, #lines, threadCount do
+      table.insert(consumed, parse(lines[i]))
+    end
   else
     for i, line in ipairs(lines) do lines[i] = parse(line) end
     position = ((threadId - 1) * 7) % #lines + 1
@@ -80,6 +90,14 @@ function init(args)
 end
 
 function request()
+  if consume then
+    local r = table.remove(consumed, 1)
+    if r == nil then
+      wrk.thread:stop()
+      return wrk.format("GET", "/metadata/health")
+    end
+    return wrk.format(r.method, r.path, r.headers, r.body)
+  end
   if rotate then
     local body = table.remove(pool, 1)
     if body == nil then

@@ -40,6 +40,7 @@ const CANDIDATE_READS = [
   '/discovery/facets',
   '/snapshots/current',
   '/user/me/journeys',
+  '/auth/session',
   '/search?q=data',
   '/search/autocomplete?q=da',
 ];
