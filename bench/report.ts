@@ -25,6 +25,8 @@ export interface BenchResults {
   settings: Record<string, unknown>;
   dataset: { source: string; counts: Record<string, number> };
   api_peak_rss_mb?: number;
+  /** RSS right after start-up (tsx compiles the TypeScript in a loader thread: part of the baseline). */
+  api_start_rss_mb?: number;
   families: FamilyResult[];
   growth:
     | { run: false; reason: string }
@@ -177,7 +179,7 @@ export function writeReport(r: BenchResults): string {
     out.push(`| p95 growth 10x/1x ≤ 1.5 | all | – | ${r.growth.reason} |`);
   }
   if (r.api_peak_rss_mb !== undefined) {
-    out.push(`| API peak RSS < 200 MB | API | ${f1(r.api_peak_rss_mb)} MB | ${verdict(r.api_peak_rss_mb < 200, `${r.api_peak_rss_mb < 200 ? 'margin' : 'over by'} ${f1(Math.abs(200 - r.api_peak_rss_mb))} MB`)} |`);
+    out.push(`| API peak RSS < 200 MB | API (${f1(r.api_start_rss_mb)} MB after start-up) | ${f1(r.api_peak_rss_mb)} MB | ${verdict(r.api_peak_rss_mb < 200, `${r.api_peak_rss_mb < 200 ? 'margin' : 'over by'} ${f1(Math.abs(200 - r.api_peak_rss_mb))} MB`)} |`);
   }
   out.push('');
 

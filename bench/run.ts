@@ -22,7 +22,7 @@ import { FAMILIES, type Family, type RequestSpec } from './endpoints.js';
 import { BENCH_JWT_SECRET, BENCH_SERVICE_SECRET, VARIANTS, sampleFixtures, type Fixtures } from './fixtures.js';
 import { createSessionMinter, type SessionMinter } from './sessions.js';
 import { runPgbench, runWrk, writeRequestsFile, type LoadResult, type PgbenchTarget } from './loadgen.js';
-import { CLK_TCK, peakRssMb, processTicks, treeTicks } from './proc.js';
+import { CLK_TCK, peakRssMb, processTicks, rssMb, treeTicks } from './proc.js';
 import { explainFamilies, writeReport, type BenchResults, type FamilyResult, type Measurement } from './report.js';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -341,6 +341,7 @@ async function main() {
   log(`dataset: ${JSON.stringify(counts)}`);
 
   let api = await startApi(baseDbUrl);
+  const startRss = api.child.pid ? rssMb(api.child.pid) : undefined;
   const routes = await availableRoutes(api.baseUrl);
   const dbSql = postgres(baseDbUrl, { max: 1, onnotice: () => undefined });
   const fixtures = await sampleFixtures(dbSql);
@@ -457,6 +458,7 @@ async function main() {
     settings: { run_seconds: opts.runSeconds, warmup_seconds: opts.warmupSeconds, connections: opts.connections, wrk_threads: 2, pgbench_jobs: 2, api_pool_max: 10 },
     dataset: { source: datasetSource, counts },
     api_peak_rss_mb: peakRss,
+    api_start_rss_mb: startRss,
     families: results,
     growth,
     explains,
