@@ -15,6 +15,8 @@ import { createErrorHandler, createNotFoundHandler } from './http/error-handler.
 import { requestLogging } from './http/request-id.js';
 import { validationFailure } from './http/router.js';
 import { metadataRouter } from './routes/metadata/index.js';
+import { discoveryRouter } from './routes/discovery/index.js';
+import { domainsRouter } from './routes/domains/index.js';
 
 export interface AppDeps {
   config: Config;
@@ -56,6 +58,8 @@ export function createApp(deps: AppDeps) {
   app.use(contextMiddleware(resolveContext));
 
   app.route('/metadata', metadataRouter(rpc));
+  app.route('/discovery/domains', domainsRouter(rpc));
+  app.route('/discovery', discoveryRouter(rpc));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

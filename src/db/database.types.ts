@@ -11,11 +11,47 @@ export type Database = {
             [_ in never]: never
           }
           Functions: {
-            "get_metadata":
+            "browse_catalog":
+{ Args: { "concept_limit"?: number,"difficulty"?: string,"domain"?: string,"page"?: number,"per_page"?: number,"snapshot_id"?: string,"trail_limit"?: number }; Returns: Json
+                           },
+"get_discovery_facets":
+{ Args: { "difficulty"?: string,"domain"?: string,"snapshot_id"?: string,"track"?: string }; Returns: Json
+                           },
+"get_domain":
+{ Args: { "slug": string,"snapshot_id"?: string }; Returns: Json
+                           },
+"get_domain_trails":
+{ Args: { "page"?: number,"slug": string,"snapshot_id"?: string,"trail_limit"?: number }; Returns: Json
+                           },
+"get_metadata":
 { Args: Record<PropertyKey, never>; Returns: Json
                            },
 "list_difficulty_levels":
 { Args: Record<PropertyKey, never>; Returns: Json
+                           },
+"list_discovery_concepts":
+{ Args: { "page"?: number,"per_page"?: number,"snapshot_id"?: string,"spark_limit"?: number,"trail"?: string }; Returns: Json
+                           },
+"list_discovery_domains":
+{ Args: { "page"?: number,"per_page"?: number,"snapshot_id"?: string,"trail_limit"?: number }; Returns: Json
+                           },
+"list_discovery_items":
+{ Args: { "difficulty"?: string,"domain"?: string,"include_facets"?: boolean,"nested_limit"?: number,"page"?: number,"per_page"?: number,"q"?: string,"snapshot_id"?: string,"track"?: string,"types"?: string }; Returns: Json
+                           },
+"list_discovery_sparks":
+{ Args: { "concept"?: string,"difficulty"?: string,"page"?: number,"per_page"?: number,"snapshot_id"?: string }; Returns: Json
+                           },
+"list_discovery_trails":
+{ Args: { "concept_limit"?: number,"difficulty"?: string,"domain"?: string,"page"?: number,"per_page"?: number,"snapshot_id"?: string }; Returns: Json
+                           },
+"list_domains":
+{ Args: { "page"?: number,"per_page"?: number,"snapshot_id"?: string }; Returns: Json
+                           },
+"list_related_domains":
+{ Args: { "related_limit"?: number,"slug": string,"snapshot_id"?: string }; Returns: Json
+                           },
+"resolve_snapshot":
+{ Args: { "snapshot_id"?: string }; Returns: Json
                            }
           }
           Enums: {
