@@ -9,7 +9,8 @@ type Handler<R extends Parameters<typeof createRoute>[0]> = RouteHandler<R, AppE
 export const domainsHandlers = (rpc: Rpc) => ({
   listDomains: ((c) => {
     const { trail_limit, ...query } = c.req.valid('query');
-    return c.req.path.endsWith('/')
+    // Routing ignores the trailing slash; the raw URL still has it.
+    return new URL(c.req.url).pathname.endsWith('/')
       ? sendSnapshotRead(c, rpc, 'list_domains', query)
       : sendSnapshotRead(c, rpc, 'list_discovery_domains', { ...query, trail_limit });
   }) as Handler<typeof listDomains>,
