@@ -145,6 +145,9 @@ $$;
 grant execute on function private.concept_stats(uuid, uuid) to anon, authenticated;
 
 -- Derived figures of one trail. A spark placed in two concepts of the trail counts once.
+-- The laterals (offset 0 / limit 1 keep them from being flattened) make every step an indexed
+-- probe keyed by the rows above it, so the cost follows the size of this trail, never a hash
+-- over the whole snapshot.
 create function private.trail_stats(snapshot uuid, trail uuid,
   out concept_count integer, out spark_count integer, out estimated_mins integer)
 returns record
@@ -161,40 +164,18 @@ as $$
   from (
     select distinct cs.spark_id
     from app.concepts c
-    join app.concept_sparks cs on cs.snapshot_id = c.snapshot_id and cs.concept_id = c.id
+    cross join lateral (
+      select x.spark_id from app.concept_sparks x
+      where x.snapshot_id = trail_stats.snapshot and x.concept_id = c.id
+      offset 0) cs
     where c.snapshot_id = trail_stats.snapshot and c.trail_id = trail_stats.trail
   ) placed
-  join app.sparks s on s.snapshot_id = trail_stats.snapshot and s.id = placed.spark_id
+  cross join lateral (
+    select x.estimated_mins from app.sparks x
+    where x.snapshot_id = trail_stats.snapshot and x.id = placed.spark_id
+    limit 1) s
 $$;
 grant execute on function private.trail_stats(uuid, uuid) to anon, authenticated;
-
--- Derived figures of one domain. A spark placed several times in the domain counts once.
-create function private.domain_stats(snapshot uuid, domain uuid,
-  out trail_count integer, out concept_count integer, out spark_count integer, out estimated_mins integer)
-returns record
-language sql
-stable
-security invoker
-set search_path = ''
-as $$
-  select
-    (select pg_catalog.count(*)::integer from app.trails t
-     where t.snapshot_id = domain_stats.snapshot and t.domain_id = domain_stats.domain),
-    (select pg_catalog.count(*)::integer from app.trails t
-     join app.concepts c on c.snapshot_id = t.snapshot_id and c.trail_id = t.id
-     where t.snapshot_id = domain_stats.snapshot and t.domain_id = domain_stats.domain),
-    pg_catalog.count(*)::integer,
-    coalesce(pg_catalog.sum(s.estimated_mins), 0)::integer
-  from (
-    select distinct cs.spark_id
-    from app.trails t
-    join app.concepts c on c.snapshot_id = t.snapshot_id and c.trail_id = t.id
-    join app.concept_sparks cs on cs.snapshot_id = c.snapshot_id and cs.concept_id = c.id
-    where t.snapshot_id = domain_stats.snapshot and t.domain_id = domain_stats.domain
-  ) placed
-  join app.sparks s on s.snapshot_id = domain_stats.snapshot and s.id = placed.spark_id
-$$;
-grant execute on function private.domain_stats(uuid, uuid) to anon, authenticated;
 
 -- Trail previews of a domain (id, slug, title, estimated_mins) in trail order.
 create function private.trail_previews(snapshot uuid, domain uuid, max_items integer)
@@ -259,25 +240,71 @@ as $$
 $$;
 grant execute on function private.spark_previews(uuid, uuid, integer) to anon, authenticated;
 
--- A domain with its counts; `trails` previews only when trail_limit is not null.
-create function private.domain_item(d app.domains, trail_limit integer)
+-- A page of domains (in the given order) with their counts; `trails` previews only when
+-- trail_limit is not null. The counts of the whole page come from one set-based pass over the
+-- page's trails -> concepts -> concept_sparks -> sparks (a spark placed several times in a
+-- domain counts once), pinned to the snapshot, so the planner can hash the page's placements
+-- once instead of probing or re-scanning per domain.
+create function private.domain_items(sid uuid, page app.domains[], trail_limit integer)
 returns jsonb
-language sql
+language plpgsql
 stable
 security invoker
 set search_path = ''
+set plan_cache_mode = force_custom_plan
+-- A page can cover the whole catalog (50,000 placements): keep the distinct/hash in memory.
+set work_mem = '32MB'
 as $$
-  select pg_catalog.jsonb_build_object(
-      'id', (domain_item.d).id, 'slug', (domain_item.d).slug, 'name', (domain_item.d).name,
-      'description', (domain_item.d).description, 'icon', (domain_item.d).icon, 'color', (domain_item.d).color,
-      'trail_count', st.trail_count, 'concept_count', st.concept_count,
-      'spark_count', st.spark_count, 'estimated_mins', st.estimated_mins)
-    || case when domain_item.trail_limit is null then '{}'::jsonb
-            else pg_catalog.jsonb_build_object('trails', private.trail_previews(
-              (domain_item.d).snapshot_id, (domain_item.d).id, domain_item.trail_limit)) end
-  from private.domain_stats((domain_item.d).snapshot_id, (domain_item.d).id) st
+declare
+  -- Constants for the planner (custom plans): one snapshot in practice, the page's domain ids.
+  snapshots uuid[] := array(select distinct r.snapshot_id from pg_catalog.unnest(domain_items.page) r);
+  domain_ids uuid[] := array(select r.id from pg_catalog.unnest(domain_items.page) r);
+  result jsonb;
+begin
+  with trail_rows as (
+    select t.snapshot_id, t.domain_id, t.id as trail_id
+    from app.trails t
+    where t.snapshot_id = any(snapshots) and t.domain_id = any(domain_ids)
+  ), concept_rows as (
+    select tr.snapshot_id, tr.domain_id, c.id as concept_id
+    from trail_rows tr
+    join app.concepts c on c.snapshot_id = tr.snapshot_id and c.trail_id = tr.trail_id
+    where c.snapshot_id = any(snapshots)
+  ), placed as (
+    select distinct cr.snapshot_id, cr.domain_id, cs.spark_id
+    from concept_rows cr
+    join app.concept_sparks cs on cs.snapshot_id = cr.snapshot_id and cs.concept_id = cr.concept_id
+    where cs.snapshot_id = any(snapshots)
+  ), spark_totals as (
+    select pl.snapshot_id, pl.domain_id, pg_catalog.count(*)::integer as spark_count,
+           coalesce(pg_catalog.sum(sp.estimated_mins), 0)::integer as estimated_mins
+    from placed pl
+    join app.sparks sp on sp.snapshot_id = pl.snapshot_id and sp.id = pl.spark_id
+    where sp.snapshot_id = any(snapshots)
+    group by pl.snapshot_id, pl.domain_id
+  ), trail_totals as (
+    select tr.snapshot_id, tr.domain_id, pg_catalog.count(*)::integer as n from trail_rows tr group by 1, 2
+  ), concept_totals as (
+    select cr.snapshot_id, cr.domain_id, pg_catalog.count(*)::integer as n from concept_rows cr group by 1, 2
+  )
+  select pg_catalog.jsonb_agg(
+      pg_catalog.jsonb_build_object(
+        'id', p.id, 'slug', p.slug, 'name', p.name, 'description', p.description, 'icon', p.icon, 'color', p.color,
+        'trail_count', coalesce(tt.n, 0), 'concept_count', coalesce(ct.n, 0),
+        'spark_count', coalesce(st.spark_count, 0), 'estimated_mins', coalesce(st.estimated_mins, 0))
+      || case when domain_items.trail_limit is null then '{}'::jsonb
+              else pg_catalog.jsonb_build_object('trails',
+                     private.trail_previews(p.snapshot_id, p.id, domain_items.trail_limit)) end
+      order by p.ordinality)
+  into result
+  from pg_catalog.unnest(domain_items.page) with ordinality as p
+  left join trail_totals tt on tt.snapshot_id = p.snapshot_id and tt.domain_id = p.id
+  left join concept_totals ct on ct.snapshot_id = p.snapshot_id and ct.domain_id = p.id
+  left join spark_totals st on st.snapshot_id = p.snapshot_id and st.domain_id = p.id;
+  return coalesce(result, '[]'::jsonb);
+end
 $$;
-grant execute on function private.domain_item(app.domains, integer) to anon, authenticated;
+grant execute on function private.domain_items(uuid, app.domains[], integer) to anon, authenticated;
 
 -- A trail with its counts; `concepts` previews only when concept_limit is not null.
 create function private.trail_item(t app.trails, concept_limit integer)
@@ -597,15 +624,15 @@ begin
   select pg_catalog.count(*) into total from app.domains d
   where (sid is null or d.snapshot_id = sid) and d.is_published;
 
-  select pg_catalog.jsonb_agg(private.domain_item(d, list_discovery_domains.trail_limit) order by d.name, d.id)
+  select private.domain_items(sid, pg_catalog.array_agg(page.d order by (page.d).name, (page.d).id), list_discovery_domains.trail_limit)
   into items
   from (
-    select d.* from app.domains d
+    select d from app.domains d
     where (sid is null or d.snapshot_id = sid) and d.is_published
     order by d.name, d.id
     limit list_discovery_domains.per_page
     offset (list_discovery_domains.page - 1)::bigint * list_discovery_domains.per_page
-  ) d;
+  ) page;
 
   return pg_catalog.jsonb_build_object(
     'data', coalesce(items, '[]'::jsonb),
@@ -911,17 +938,18 @@ begin
     least(list_discovery_items.page::bigint * list_discovery_items.per_page, total), caps, quotas);
 
   if through_page[1] > before_page[1] then
-    select pg_catalog.jsonb_agg(
-             pg_catalog.jsonb_build_object('type', 'DOMAIN') || private.domain_item(d, null) order by d.name, d.id)
+    select (select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('type', 'DOMAIN') || i order by n)
+            from pg_catalog.jsonb_array_elements(
+              private.domain_items(sid, pg_catalog.array_agg(page.d order by (page.d).name, (page.d).id), null)) with ordinality as e(i, n))
     into domain_items
     from (
-      select d.* from app.domains d
+      select d from app.domains d
       where (sid is null or d.snapshot_id = sid) and d.is_published
         and (did is null or d.id = did)
         and (pattern is null or d.name ilike pattern)
       order by d.name, d.id
       limit through_page[1] - before_page[1] offset before_page[1]
-    ) d;
+    ) page;
   end if;
   if through_page[2] > before_page[2] then
     select pg_catalog.jsonb_agg(
@@ -1032,6 +1060,7 @@ declare
   sid uuid;
   did uuid;
   total bigint;
+  page_domains app.domains[];
   items jsonb;
 begin
   perform private.require_range('page', browse_catalog.page, 1, 100000);
@@ -1051,8 +1080,21 @@ begin
       select 1 from app.trails t where t.snapshot_id = d.snapshot_id and t.domain_id = d.id
         and t.difficulty_level = browse_catalog.difficulty));
 
+  select pg_catalog.array_agg(page.d order by (page.d).name, (page.d).id) into page_domains
+  from (
+    select d from app.domains d
+    where (sid is null or d.snapshot_id = sid) and d.is_published
+      and (did is null or d.id = did)
+      and (browse_catalog.difficulty is null or exists (
+        select 1 from app.trails t where t.snapshot_id = d.snapshot_id and t.domain_id = d.id
+          and t.difficulty_level = browse_catalog.difficulty))
+    order by d.name, d.id
+    limit browse_catalog.per_page
+    offset (browse_catalog.page - 1)::bigint * browse_catalog.per_page
+  ) page;
+
   select pg_catalog.jsonb_agg(
-           private.domain_item(d, null) || pg_catalog.jsonb_build_object('trails', (
+           e.item || pg_catalog.jsonb_build_object('trails', (
              select coalesce(pg_catalog.jsonb_agg(
                       (private.trail_item(t, null) - 'description')
                       || pg_catalog.jsonb_build_object('concepts', (
@@ -1069,19 +1111,10 @@ begin
                      and (browse_catalog.difficulty is null or t.difficulty_level = browse_catalog.difficulty)
                    order by t.order_index, t.title, t.id
                    limit browse_catalog.trail_limit) t))
-           order by d.name, d.id)
+           order by e.n)
   into items
-  from (
-    select d.* from app.domains d
-    where (sid is null or d.snapshot_id = sid) and d.is_published
-      and (did is null or d.id = did)
-      and (browse_catalog.difficulty is null or exists (
-        select 1 from app.trails t where t.snapshot_id = d.snapshot_id and t.domain_id = d.id
-          and t.difficulty_level = browse_catalog.difficulty))
-    order by d.name, d.id
-    limit browse_catalog.per_page
-    offset (browse_catalog.page - 1)::bigint * browse_catalog.per_page
-  ) d;
+  from pg_catalog.jsonb_array_elements(private.domain_items(sid, page_domains, null)) with ordinality as e(item, n)
+  join pg_catalog.unnest(page_domains) with ordinality as d on d.ordinality = e.n;
 
   return pg_catalog.jsonb_build_object(
     'data', coalesce(items, '[]'::jsonb),
