@@ -14,6 +14,9 @@ export type Database = {
             "browse_catalog":
 { Args: { "concept_limit"?: number,"difficulty"?: string,"domain"?: string,"page"?: number,"per_page"?: number,"snapshot_id"?: string,"trail_limit"?: number }; Returns: Json
                            },
+"enroll_in_trail":
+{ Args: { "trail_id": string }; Returns: Json
+                           },
 "get_discovery_facets":
 { Args: { "difficulty"?: string,"domain"?: string,"snapshot_id"?: string,"track"?: string }; Returns: Json
                            },
@@ -25,6 +28,9 @@ export type Database = {
                            },
 "get_metadata":
 { Args: Record<PropertyKey, never>; Returns: Json
+                           },
+"get_user_journey":
+{ Args: { "id": string }; Returns: Json
                            },
 "list_difficulty_levels":
 { Args: Record<PropertyKey, never>; Returns: Json
@@ -49,6 +55,12 @@ export type Database = {
                            },
 "list_related_domains":
 { Args: { "related_limit"?: number,"slug": string,"snapshot_id"?: string }; Returns: Json
+                           },
+"list_user_journeys":
+{ Args: { "sort"?: string,"status"?: string }; Returns: Json
+                           },
+"record_learning_event":
+{ Args: { "idempotency_key"?: string,"occurred_at"?: string,"spark_id": string,"verb": string }; Returns: Json
                            },
 "resolve_snapshot":
 { Args: { "snapshot_id"?: string }; Returns: Json
