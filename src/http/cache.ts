@@ -42,32 +42,82 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
 }
 
 /**
- * Serves a read of immutable snapshot content with ETag and Cache-Control.
+ * A byte-bounded LRU of response bodies keyed by ETag. Snapshot content never changes, so a body
+ * stays valid for as long as its tag names the snapshot that answers; a promote or rollback
+ * changes the tag and the old entries simply age out.
+ */
+export class BodyCache {
+  private readonly entries = new Map<string, string>();
+  private bytes = 0;
+
+  constructor(
+    readonly maxBytes = 16 * 1024 * 1024,
+    readonly maxEntryBytes = 1024 * 1024,
+  ) {}
+
+  get(key: string): string | undefined {
+    const body = this.entries.get(key);
+    if (body !== undefined) {
+      this.entries.delete(key); // refresh recency
+      this.entries.set(key, body);
+    }
+    return body;
+  }
+
+  set(key: string, body: string): void {
+    const size = body.length * 2;
+    if (size > this.maxEntryBytes || this.entries.has(key)) return;
+    this.entries.set(key, body);
+    this.bytes += size;
+    for (const [oldest, old] of this.entries) {
+      if (this.bytes <= this.maxBytes) break;
+      this.entries.delete(oldest);
+      this.bytes -= old.length * 2;
+    }
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+/**
+ * Serves reads of immutable snapshot content with ETag, Cache-Control and a server-side body
+ * cache.
  *
  * 1. `api.resolve_snapshot` (one cheap indexed lookup) says which snapshot would answer.
  * 2. A matching If-None-Match gets 304 without running the content query.
- * 3. Otherwise `api.<fn>` runs pinned to that snapshot id, so the body always belongs to the
+ * 3. A body cached under the same tag is sent without running the content query.
+ * 4. Otherwise `api.<fn>` runs pinned to that snapshot id, so the body always belongs to the
  *    snapshot the ETag names, even if a promote lands between the two calls.
  *
  * @example
- *   return sendSnapshotRead(c, rpc, 'list_domains', { page: 1, per_page: 20, snapshot_id: undefined });
+ *   const read = createSnapshotReader(rpc);
+ *   router.openapi(route, (c) => read(c, 'list_domains', c.req.valid('query')));
  */
-export async function sendSnapshotRead<F extends ApiFunctionName>(
-  c: Context<AppEnv>,
-  rpc: Rpc,
-  fn: F,
-  args: ApiArgs<F> & { snapshot_id?: string },
-): Promise<never> {
-  const db = c.get('context').db;
-  const resolved = JSON.parse(await rpc.call('resolve_snapshot', { snapshot_id: args.snapshot_id }, db)) as ResolvedSnapshot;
-  const etag = snapshotEtag(resolved.version, fn, args as Record<string, unknown>);
-  const headers = {
-    ETag: etag,
-    'Cache-Control': args.snapshot_id ? PINNED_SNAPSHOT_CACHE : CURRENT_SNAPSHOT_CACHE,
+export function createSnapshotReader(rpc: Rpc, cache: BodyCache = new BodyCache()) {
+  return async function sendSnapshotRead<F extends ApiFunctionName>(
+    c: Context<AppEnv>,
+    fn: F,
+    args: ApiArgs<F> & { snapshot_id?: string },
+  ): Promise<never> {
+    const db = c.get('context').db;
+    const resolved = JSON.parse(await rpc.call('resolve_snapshot', { snapshot_id: args.snapshot_id }, db)) as ResolvedSnapshot;
+    const etag = snapshotEtag(resolved.version, fn, args as Record<string, unknown>);
+    const headers = {
+      ETag: etag,
+      'Cache-Control': args.snapshot_id ? PINNED_SNAPSHOT_CACHE : CURRENT_SNAPSHOT_CACHE,
+    };
+    if (matchesIfNoneMatch(c.req.header('if-none-match'), etag)) {
+      return c.body(null, 304, headers) as never;
+    }
+    let body = cache.get(etag);
+    if (body === undefined) {
+      body = await rpc.call(fn, { ...args, snapshot_id: resolved.snapshot_id ?? undefined }, db);
+      cache.set(etag, body);
+    }
+    return sendJsonText(c, body, 200, headers);
   };
-  if (matchesIfNoneMatch(c.req.header('if-none-match'), etag)) {
-    return c.body(null, 304, headers) as never;
-  }
-  const body = await rpc.call(fn, { ...args, snapshot_id: resolved.snapshot_id ?? undefined }, db);
-  return sendJsonText(c, body, 200, headers);
 }
+
+export type SnapshotReader = ReturnType<typeof createSnapshotReader>;
