@@ -129,123 +129,187 @@ end
 $$;
 grant execute on function private.find_entity_id(text, uuid, text, text) to anon, authenticated;
 
--- Derived figures of one concept: its sparks and their minutes.
-create function private.concept_stats(snapshot uuid, concept uuid, out spark_count integer, out estimated_mins integer)
-returns record
-language sql
-stable
-security invoker
-set search_path = ''
-as $$
-  select pg_catalog.count(*)::integer, coalesce(pg_catalog.sum(s.estimated_mins), 0)::integer
-  from app.concept_sparks cs
-  join app.sparks s on s.snapshot_id = cs.snapshot_id and s.id = cs.spark_id
-  where cs.snapshot_id = concept_stats.snapshot and cs.concept_id = concept_stats.concept
-$$;
-grant execute on function private.concept_stats(uuid, uuid) to anon, authenticated;
+-- ---------------------------------------------------------------------------------------------
+-- Derived figures and item builders. Each works on a whole page at once: the page's rows
+-- arrive as an array, their ids become constants of a custom plan, and the figures come from
+-- one set-based pass over just those rows' concepts -> concept_sparks -> sparks (indexed on
+-- (snapshot_id, parent, ...)), instead of one function call per row.
+-- ---------------------------------------------------------------------------------------------
 
--- Derived figures of one trail. A spark placed in two concepts of the trail counts once.
--- The laterals (offset 0 / limit 1 keep them from being flattened) make every step an indexed
--- probe keyed by the rows above it, so the cost follows the size of this trail, never a hash
--- over the whole snapshot.
-create function private.trail_stats(snapshot uuid, trail uuid,
-  out concept_count integer, out spark_count integer, out estimated_mins integer)
-returns record
-language sql
+-- Figures of some concepts: spark_count and estimated_mins (sum over its sparks).
+create function private.concept_figures(snapshots uuid[], concept_ids uuid[])
+returns table (snapshot_id uuid, concept_id uuid, spark_count integer, estimated_mins integer)
+language plpgsql
 stable
 security invoker
 set search_path = ''
+set plan_cache_mode = force_custom_plan
 as $$
-  select
-    (select pg_catalog.count(*)::integer from app.concepts c
-     where c.snapshot_id = trail_stats.snapshot and c.trail_id = trail_stats.trail),
-    pg_catalog.count(*)::integer,
-    coalesce(pg_catalog.sum(s.estimated_mins), 0)::integer
-  from (
-    select distinct cs.spark_id
-    from app.concepts c
-    cross join lateral (
-      select x.spark_id from app.concept_sparks x
-      where x.snapshot_id = trail_stats.snapshot and x.concept_id = c.id
-      offset 0) cs
-    where c.snapshot_id = trail_stats.snapshot and c.trail_id = trail_stats.trail
-  ) placed
+begin
+  return query
+  -- The sparks of a page are a small set: probe each by primary key (limit 1 keeps the lateral
+  -- from being turned into a scan of every spark of the snapshot).
+  select cs.snapshot_id, cs.concept_id, pg_catalog.count(*)::integer,
+         coalesce(pg_catalog.sum(sp.estimated_mins), 0)::integer
+  from app.concept_sparks cs
   cross join lateral (
     select x.estimated_mins from app.sparks x
-    where x.snapshot_id = trail_stats.snapshot and x.id = placed.spark_id
-    limit 1) s
+    where x.snapshot_id = cs.snapshot_id and x.id = cs.spark_id
+    limit 1) sp
+  where cs.snapshot_id = any(concept_figures.snapshots)
+    and cs.concept_id = any(concept_figures.concept_ids)
+  group by cs.snapshot_id, cs.concept_id;
+end
 $$;
-grant execute on function private.trail_stats(uuid, uuid) to anon, authenticated;
+grant execute on function private.concept_figures(uuid[], uuid[]) to anon, authenticated;
 
--- Trail previews of a domain (id, slug, title, estimated_mins) in trail order.
-create function private.trail_previews(snapshot uuid, domain uuid, max_items integer)
-returns jsonb
-language sql
+-- Figures of some trails: concept_count, spark_count and estimated_mins over the trail's
+-- distinct sparks (a spark used by two concepts of the trail counts once).
+create function private.trail_figures(snapshots uuid[], trail_ids uuid[])
+returns table (snapshot_id uuid, trail_id uuid, concept_count integer, spark_count integer, estimated_mins integer)
+language plpgsql
 stable
 security invoker
 set search_path = ''
+set plan_cache_mode = force_custom_plan
 as $$
-  select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
-      'id', t.id, 'slug', t.slug, 'title', t.title, 'estimated_mins', st.estimated_mins)
-    order by t.order_index, t.title, t.id), '[]'::jsonb)
-  from (
-    select t.* from app.trails t
-    where t.snapshot_id = trail_previews.snapshot and t.domain_id = trail_previews.domain
-    order by t.order_index, t.title, t.id
-    limit trail_previews.max_items
-  ) t
-  cross join lateral private.trail_stats(t.snapshot_id, t.id) st
+begin
+  return query
+  with trail_concepts as (
+    select c.snapshot_id, c.trail_id, c.id
+    from app.concepts c
+    where c.snapshot_id = any(trail_figures.snapshots) and c.trail_id = any(trail_figures.trail_ids)
+  ), placed as (
+    select distinct tc.snapshot_id, tc.trail_id, cs.spark_id
+    from trail_concepts tc
+    join app.concept_sparks cs on cs.snapshot_id = tc.snapshot_id and cs.concept_id = tc.id
+    where cs.snapshot_id = any(trail_figures.snapshots)
+  ), spark_totals as (
+    select pl.snapshot_id, pl.trail_id, pg_catalog.count(*)::integer as n,
+           coalesce(pg_catalog.sum(sp.estimated_mins), 0)::integer as m
+    from placed pl
+    cross join lateral (
+      select x.estimated_mins from app.sparks x
+      where x.snapshot_id = pl.snapshot_id and x.id = pl.spark_id
+      limit 1) sp
+    group by pl.snapshot_id, pl.trail_id
+  ), concept_totals as (
+    select tc.snapshot_id, tc.trail_id, pg_catalog.count(*)::integer as n
+    from trail_concepts tc group by tc.snapshot_id, tc.trail_id
+  )
+  select t.snapshot_id, t.id, coalesce(ct.n, 0), coalesce(st.n, 0), coalesce(st.m, 0)
+  from app.trails t
+  left join concept_totals ct on ct.snapshot_id = t.snapshot_id and ct.trail_id = t.id
+  left join spark_totals st on st.snapshot_id = t.snapshot_id and st.trail_id = t.id
+  where t.snapshot_id = any(trail_figures.snapshots) and t.id = any(trail_figures.trail_ids);
+end
 $$;
-grant execute on function private.trail_previews(uuid, uuid, integer) to anon, authenticated;
+grant execute on function private.trail_figures(uuid[], uuid[]) to anon, authenticated;
 
--- Concept previews of a trail (id, slug, title, estimated_mins) in position order.
-create function private.concept_previews(snapshot uuid, trail uuid, max_items integer)
+-- A page of concepts (in the given order) with their figures; `sparks` previews (id, slug,
+-- title, estimated_mins, position order) only when spark_limit is not null.
+create function private.concept_items(page app.concepts[], spark_limit integer)
 returns jsonb
-language sql
+language plpgsql
 stable
 security invoker
 set search_path = ''
+set plan_cache_mode = force_custom_plan
 as $$
-  select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
-      'id', c.id, 'slug', c.slug, 'title', c.title, 'estimated_mins', st.estimated_mins)
-    order by c.order_index, c.title, c.id), '[]'::jsonb)
-  from (
-    select c.* from app.concepts c
-    where c.snapshot_id = concept_previews.snapshot and c.trail_id = concept_previews.trail
-    order by c.order_index, c.title, c.id
-    limit concept_previews.max_items
-  ) c
-  cross join lateral private.concept_stats(c.snapshot_id, c.id) st
+declare
+  snapshots uuid[] := array(select distinct r.snapshot_id from pg_catalog.unnest(concept_items.page) r);
+  concept_ids uuid[] := array(select r.id from pg_catalog.unnest(concept_items.page) r);
+  result jsonb;
+begin
+  select pg_catalog.jsonb_agg(
+      pg_catalog.jsonb_build_object(
+        'id', p.id, 'slug', p.slug, 'title', p.title, 'description', p.description,
+        'order_index', p.order_index,
+        'spark_count', coalesce(f.spark_count, 0), 'estimated_mins', coalesce(f.estimated_mins, 0))
+      || case when concept_items.spark_limit is null then '{}'::jsonb
+              else pg_catalog.jsonb_build_object('sparks', (
+                select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                         'id', sp.id, 'slug', sp.slug, 'title', sp.title, 'estimated_mins', sp.estimated_mins)
+                       order by x.order_index, x.spark_id), '[]'::jsonb)
+                from (
+                  select cs.spark_id, cs.order_index from app.concept_sparks cs
+                  where cs.snapshot_id = p.snapshot_id and cs.concept_id = p.id
+                  order by cs.order_index, cs.spark_id
+                  limit concept_items.spark_limit
+                ) x
+                join app.sparks sp on sp.snapshot_id = p.snapshot_id and sp.id = x.spark_id)) end
+      order by p.ordinality)
+  into result
+  from pg_catalog.unnest(concept_items.page) with ordinality as p
+  left join private.concept_figures(snapshots, concept_ids) f
+    on f.snapshot_id = p.snapshot_id and f.concept_id = p.id;
+  return coalesce(result, '[]'::jsonb);
+end
 $$;
-grant execute on function private.concept_previews(uuid, uuid, integer) to anon, authenticated;
+grant execute on function private.concept_items(app.concepts[], integer) to anon, authenticated;
 
--- Spark previews of a concept (id, slug, title, estimated_mins) in position order.
-create function private.spark_previews(snapshot uuid, concept uuid, max_items integer)
+-- A page of trails (in the given order) with their figures; `concepts` previews (id, slug,
+-- title, estimated_mins, position order) only when concept_limit is not null.
+create function private.trail_items(page app.trails[], concept_limit integer)
 returns jsonb
-language sql
+language plpgsql
 stable
 security invoker
 set search_path = ''
+set plan_cache_mode = force_custom_plan
 as $$
-  select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
-      'id', s.id, 'slug', s.slug, 'title', s.title, 'estimated_mins', s.estimated_mins)
-    order by p.order_index, s.title, s.id), '[]'::jsonb)
-  from (
-    select cs.spark_id, cs.order_index from app.concept_sparks cs
-    where cs.snapshot_id = spark_previews.snapshot and cs.concept_id = spark_previews.concept
-    order by cs.order_index, cs.spark_id
-    limit spark_previews.max_items
-  ) p
-  join app.sparks s on s.snapshot_id = spark_previews.snapshot and s.id = p.spark_id
+declare
+  snapshots uuid[] := array(select distinct r.snapshot_id from pg_catalog.unnest(trail_items.page) r);
+  trail_ids uuid[] := array(select r.id from pg_catalog.unnest(trail_items.page) r);
+  preview_ids uuid[] := '{}';
+  result jsonb;
+begin
+  if trail_items.concept_limit is not null then
+    preview_ids := array(
+      select c.id from pg_catalog.unnest(trail_items.page) p
+      cross join lateral (
+        select x.id from app.concepts x
+        where x.snapshot_id = p.snapshot_id and x.trail_id = p.id
+        order by x.order_index, x.title, x.id
+        limit trail_items.concept_limit) c);
+  end if;
+  with preview_figures as materialized (
+    select * from private.concept_figures(snapshots, preview_ids)
+  )
+  select pg_catalog.jsonb_agg(
+      pg_catalog.jsonb_build_object(
+        'id', p.id, 'slug', p.slug, 'title', p.title, 'description', p.description,
+        'difficulty_level', p.difficulty_level,
+        'concept_count', coalesce(f.concept_count, 0), 'spark_count', coalesce(f.spark_count, 0),
+        'estimated_mins', coalesce(f.estimated_mins, 0))
+      || case when trail_items.concept_limit is null then '{}'::jsonb
+              else pg_catalog.jsonb_build_object('concepts', (
+                select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                         'id', c.id, 'slug', c.slug, 'title', c.title,
+                         'estimated_mins', coalesce(pf.estimated_mins, 0))
+                       order by c.order_index, c.title, c.id), '[]'::jsonb)
+                from (
+                  select x.id, x.slug, x.title, x.order_index from app.concepts x
+                  where x.snapshot_id = p.snapshot_id and x.trail_id = p.id
+                  order by x.order_index, x.title, x.id
+                  limit trail_items.concept_limit
+                ) c
+                left join preview_figures pf on pf.snapshot_id = p.snapshot_id and pf.concept_id = c.id)) end
+      order by p.ordinality)
+  into result
+  from pg_catalog.unnest(trail_items.page) with ordinality as p
+  left join private.trail_figures(snapshots, trail_ids) f
+    on f.snapshot_id = p.snapshot_id and f.trail_id = p.id;
+  return coalesce(result, '[]'::jsonb);
+end
 $$;
-grant execute on function private.spark_previews(uuid, uuid, integer) to anon, authenticated;
+grant execute on function private.trail_items(app.trails[], integer) to anon, authenticated;
 
--- A page of domains (in the given order) with their counts; `trails` previews only when
--- trail_limit is not null. The counts of the whole page come from one set-based pass over the
--- page's trails -> concepts -> concept_sparks -> sparks (a spark placed several times in a
--- domain counts once), pinned to the snapshot, so the planner can hash the page's placements
--- once instead of probing or re-scanning per domain.
-create function private.domain_items(sid uuid, page app.domains[], trail_limit integer)
+-- A page of domains (in the given order) with their figures; `trails` previews (id, slug,
+-- title, estimated_mins, trail order) only when trail_limit is not null. A domain's sparks are
+-- counted once however often they are placed in it. The domain figures need every placement
+-- under the page's domains: one set-based pass pinned to the snapshot.
+create function private.domain_items(page app.domains[], trail_limit integer)
 returns jsonb
 language plpgsql
 stable
@@ -256,11 +320,20 @@ set plan_cache_mode = force_custom_plan
 set work_mem = '32MB'
 as $$
 declare
-  -- Constants for the planner (custom plans): one snapshot in practice, the page's domain ids.
   snapshots uuid[] := array(select distinct r.snapshot_id from pg_catalog.unnest(domain_items.page) r);
   domain_ids uuid[] := array(select r.id from pg_catalog.unnest(domain_items.page) r);
+  preview_ids uuid[] := '{}';
   result jsonb;
 begin
+  if domain_items.trail_limit is not null then
+    preview_ids := array(
+      select t.id from pg_catalog.unnest(domain_items.page) p
+      cross join lateral (
+        select x.id from app.trails x
+        where x.snapshot_id = p.snapshot_id and x.domain_id = p.id
+        order by x.order_index, x.title, x.id
+        limit domain_items.trail_limit) t);
+  end if;
   with trail_rows as (
     select t.snapshot_id, t.domain_id, t.id as trail_id
     from app.trails t
@@ -286,6 +359,8 @@ begin
     select tr.snapshot_id, tr.domain_id, pg_catalog.count(*)::integer as n from trail_rows tr group by 1, 2
   ), concept_totals as (
     select cr.snapshot_id, cr.domain_id, pg_catalog.count(*)::integer as n from concept_rows cr group by 1, 2
+  ), preview_figures as materialized (
+    select * from private.trail_figures(snapshots, preview_ids)
   )
   select pg_catalog.jsonb_agg(
       pg_catalog.jsonb_build_object(
@@ -293,8 +368,18 @@ begin
         'trail_count', coalesce(tt.n, 0), 'concept_count', coalesce(ct.n, 0),
         'spark_count', coalesce(st.spark_count, 0), 'estimated_mins', coalesce(st.estimated_mins, 0))
       || case when domain_items.trail_limit is null then '{}'::jsonb
-              else pg_catalog.jsonb_build_object('trails',
-                     private.trail_previews(p.snapshot_id, p.id, domain_items.trail_limit)) end
+              else pg_catalog.jsonb_build_object('trails', (
+                select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                         'id', t.id, 'slug', t.slug, 'title', t.title,
+                         'estimated_mins', coalesce(pf.estimated_mins, 0))
+                       order by t.order_index, t.title, t.id), '[]'::jsonb)
+                from (
+                  select x.id, x.slug, x.title, x.order_index from app.trails x
+                  where x.snapshot_id = p.snapshot_id and x.domain_id = p.id
+                  order by x.order_index, x.title, x.id
+                  limit domain_items.trail_limit
+                ) t
+                left join preview_figures pf on pf.snapshot_id = p.snapshot_id and pf.trail_id = t.id)) end
       order by p.ordinality)
   into result
   from pg_catalog.unnest(domain_items.page) with ordinality as p
@@ -304,45 +389,7 @@ begin
   return coalesce(result, '[]'::jsonb);
 end
 $$;
-grant execute on function private.domain_items(uuid, app.domains[], integer) to anon, authenticated;
-
--- A trail with its counts; `concepts` previews only when concept_limit is not null.
-create function private.trail_item(t app.trails, concept_limit integer)
-returns jsonb
-language sql
-stable
-security invoker
-set search_path = ''
-as $$
-  select pg_catalog.jsonb_build_object(
-      'id', (trail_item.t).id, 'slug', (trail_item.t).slug, 'title', (trail_item.t).title,
-      'description', (trail_item.t).description, 'difficulty_level', (trail_item.t).difficulty_level,
-      'concept_count', st.concept_count, 'spark_count', st.spark_count, 'estimated_mins', st.estimated_mins)
-    || case when trail_item.concept_limit is null then '{}'::jsonb
-            else pg_catalog.jsonb_build_object('concepts', private.concept_previews(
-              (trail_item.t).snapshot_id, (trail_item.t).id, trail_item.concept_limit)) end
-  from private.trail_stats((trail_item.t).snapshot_id, (trail_item.t).id) st
-$$;
-grant execute on function private.trail_item(app.trails, integer) to anon, authenticated;
-
--- A concept with its counts; `sparks` previews only when spark_limit is not null.
-create function private.concept_item(c app.concepts, spark_limit integer)
-returns jsonb
-language sql
-stable
-security invoker
-set search_path = ''
-as $$
-  select pg_catalog.jsonb_build_object(
-      'id', (concept_item.c).id, 'slug', (concept_item.c).slug, 'title', (concept_item.c).title,
-      'description', (concept_item.c).description, 'order_index', (concept_item.c).order_index,
-      'spark_count', st.spark_count, 'estimated_mins', st.estimated_mins)
-    || case when concept_item.spark_limit is null then '{}'::jsonb
-            else pg_catalog.jsonb_build_object('sparks', private.spark_previews(
-              (concept_item.c).snapshot_id, (concept_item.c).id, concept_item.spark_limit)) end
-  from private.concept_stats((concept_item.c).snapshot_id, (concept_item.c).id) st
-$$;
-grant execute on function private.concept_item(app.concepts, integer) to anon, authenticated;
+grant execute on function private.domain_items(app.domains[], integer) to anon, authenticated;
 
 -- ---------------------------------------------------------------------------------------------
 -- /discovery/all paging math.
@@ -624,7 +671,7 @@ begin
   select pg_catalog.count(*) into total from app.domains d
   where (sid is null or d.snapshot_id = sid) and d.is_published;
 
-  select private.domain_items(sid, pg_catalog.array_agg(page.d order by (page.d).name, (page.d).id), list_discovery_domains.trail_limit)
+  select private.domain_items(pg_catalog.array_agg(page.d order by (page.d).name, (page.d).id), list_discovery_domains.trail_limit)
   into items
   from (
     select d from app.domains d
@@ -680,17 +727,17 @@ begin
     and (did is null or t.domain_id = did)
     and (list_discovery_trails.difficulty is null or t.difficulty_level = list_discovery_trails.difficulty);
 
-  select pg_catalog.jsonb_agg(private.trail_item(t, list_discovery_trails.concept_limit) order by t.title, t.id)
+  select private.trail_items(pg_catalog.array_agg(page.t order by (page.t).title, (page.t).id), list_discovery_trails.concept_limit)
   into items
   from (
-    select t.* from app.trails t
+    select t from app.trails t
     where (sid is null or t.snapshot_id = sid)
       and (did is null or t.domain_id = did)
       and (list_discovery_trails.difficulty is null or t.difficulty_level = list_discovery_trails.difficulty)
     order by t.title, t.id
     limit list_discovery_trails.per_page
     offset (list_discovery_trails.page - 1)::bigint * list_discovery_trails.per_page
-  ) t;
+  ) page;
 
   return pg_catalog.jsonb_build_object(
     'data', coalesce(items, '[]'::jsonb),
@@ -732,27 +779,28 @@ begin
 
   if list_discovery_concepts.trail is null then
     select pg_catalog.count(*) into total from app.concepts c where (sid is null or c.snapshot_id = sid);
-    select pg_catalog.jsonb_agg(private.concept_item(c, list_discovery_concepts.spark_limit) order by c.title, c.id)
+    select private.concept_items(pg_catalog.array_agg(page.c order by (page.c).title, (page.c).id), list_discovery_concepts.spark_limit)
     into items
     from (
-      select c.* from app.concepts c
+      select c from app.concepts c
       where (sid is null or c.snapshot_id = sid)
       order by c.title, c.id
       limit list_discovery_concepts.per_page offset skip
-    ) c;
+    ) page;
   else
     tid := private.find_entity_id('trail', sid, list_discovery_concepts.trail, 'trail');
     select pg_catalog.count(*) into total from app.concepts c
     where (sid is null or c.snapshot_id = sid) and c.trail_id = tid;
-    select pg_catalog.jsonb_agg(private.concept_item(c, list_discovery_concepts.spark_limit)
-                                order by c.order_index, c.title, c.id)
+    select private.concept_items(
+             pg_catalog.array_agg(page.c order by (page.c).order_index, (page.c).title, (page.c).id),
+             list_discovery_concepts.spark_limit)
     into items
     from (
-      select c.* from app.concepts c
+      select c from app.concepts c
       where (sid is null or c.snapshot_id = sid) and c.trail_id = tid
       order by c.order_index, c.title, c.id
       limit list_discovery_concepts.per_page offset skip
-    ) c;
+    ) page;
   end if;
 
   return pg_catalog.jsonb_build_object(
@@ -872,9 +920,9 @@ declare
   before_page bigint[];
   through_page bigint[];
   nested integer := case when list_discovery_items.nested_limit = 0 then null else list_discovery_items.nested_limit end;
-  domain_items jsonb;
-  trail_items jsonb;
-  concept_items jsonb;
+  domain_part jsonb;
+  trail_part jsonb;
+  concept_part jsonb;
   body jsonb;
 begin
   perform private.require_range('page', list_discovery_items.page, 1, 100000);
@@ -940,8 +988,8 @@ begin
   if through_page[1] > before_page[1] then
     select (select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('type', 'DOMAIN') || i order by n)
             from pg_catalog.jsonb_array_elements(
-              private.domain_items(sid, pg_catalog.array_agg(page.d order by (page.d).name, (page.d).id), null)) with ordinality as e(i, n))
-    into domain_items
+              private.domain_items(pg_catalog.array_agg(page.d order by (page.d).name, (page.d).id), null)) with ordinality as e(i, n))
+    into domain_part
     from (
       select d from app.domains d
       where (sid is null or d.snapshot_id = sid) and d.is_published
@@ -952,25 +1000,29 @@ begin
     ) page;
   end if;
   if through_page[2] > before_page[2] then
-    select pg_catalog.jsonb_agg(
-             pg_catalog.jsonb_build_object('type', 'TRAIL') || private.trail_item(t, nested) order by t.title, t.id)
-    into trail_items
+    select (select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('type', 'TRAIL') || i order by n)
+            from pg_catalog.jsonb_array_elements(
+              private.trail_items(pg_catalog.array_agg(page.t order by (page.t).title, (page.t).id), nested))
+              with ordinality as e(i, n))
+    into trail_part
     from (
-      select t.* from app.trails t
+      select t from app.trails t
       where (sid is null or t.snapshot_id = sid)
         and (did is null or t.domain_id = did)
         and (list_discovery_items.difficulty is null or t.difficulty_level = list_discovery_items.difficulty)
         and (pattern is null or t.title ilike pattern)
       order by t.title, t.id
       limit through_page[2] - before_page[2] offset before_page[2]
-    ) t;
+    ) page;
   end if;
   if through_page[3] > before_page[3] then
-    select pg_catalog.jsonb_agg(
-             pg_catalog.jsonb_build_object('type', 'CONCEPT') || private.concept_item(c, nested) order by c.title, c.id)
-    into concept_items
+    select (select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('type', 'CONCEPT') || i order by n)
+            from pg_catalog.jsonb_array_elements(
+              private.concept_items(pg_catalog.array_agg(page.c order by (page.c).title, (page.c).id), nested))
+              with ordinality as e(i, n))
+    into concept_part
     from (
-      select c.* from app.concepts c
+      select c from app.concepts c
       where (sid is null or c.snapshot_id = sid)
         and (tid is null or c.trail_id = tid)
         and (did is null or exists (select 1 from app.trails t
@@ -978,11 +1030,11 @@ begin
         and (pattern is null or c.title ilike pattern)
       order by c.title, c.id
       limit through_page[3] - before_page[3] offset before_page[3]
-    ) c;
+    ) page;
   end if;
 
   body := pg_catalog.jsonb_build_object(
-    'data', coalesce(domain_items, '[]'::jsonb) || coalesce(trail_items, '[]'::jsonb) || coalesce(concept_items, '[]'::jsonb),
+    'data', coalesce(domain_part, '[]'::jsonb) || coalesce(trail_part, '[]'::jsonb) || coalesce(concept_part, '[]'::jsonb),
     'meta', private.page_meta(total, list_discovery_items.page, list_discovery_items.per_page));
   if list_discovery_items.include_facets then
     body := body || pg_catalog.jsonb_build_object('facets', private.discovery_facets(
@@ -1061,6 +1113,8 @@ declare
   did uuid;
   total bigint;
   page_domains app.domains[];
+  page_trails app.trails[];
+  page_concepts app.concepts[];
   items jsonb;
 begin
   perform private.require_range('page', browse_catalog.page, 1, 100000);
@@ -1093,28 +1147,47 @@ begin
     offset (browse_catalog.page - 1)::bigint * browse_catalog.per_page
   ) page;
 
+  page_trails := array(
+    select t.x from pg_catalog.unnest(page_domains) p
+    cross join lateral (
+      select x from app.trails x
+      where x.snapshot_id = p.snapshot_id and x.domain_id = p.id
+        and (browse_catalog.difficulty is null or x.difficulty_level = browse_catalog.difficulty)
+      order by x.order_index, x.title, x.id
+      limit browse_catalog.trail_limit) t);
+  page_concepts := array(
+    select c.x from pg_catalog.unnest(page_trails) p
+    cross join lateral (
+      select x from app.concepts x
+      where x.snapshot_id = p.snapshot_id and x.trail_id = p.id
+      order by x.order_index, x.title, x.id
+      limit browse_catalog.concept_limit) c);
+
+  -- The three item lists come back in the order of their arrays; ordinality ties them together.
+  with d as (
+    select p.snapshot_id, p.id, e.item, e.n
+    from pg_catalog.jsonb_array_elements(private.domain_items(page_domains, null)) with ordinality as e(item, n)
+    join pg_catalog.unnest(page_domains) with ordinality as p on p.ordinality = e.n
+  ), t as (
+    select p.snapshot_id, p.id, p.domain_id, e.item - 'description' as item, e.n
+    from pg_catalog.jsonb_array_elements(private.trail_items(page_trails, null)) with ordinality as e(item, n)
+    join pg_catalog.unnest(page_trails) with ordinality as p on p.ordinality = e.n
+  ), c as (
+    select p.snapshot_id, p.trail_id, e.item - 'description' as item, e.n
+    from pg_catalog.jsonb_array_elements(private.concept_items(page_concepts, null)) with ordinality as e(item, n)
+    join pg_catalog.unnest(page_concepts) with ordinality as p on p.ordinality = e.n
+  )
   select pg_catalog.jsonb_agg(
-           e.item || pg_catalog.jsonb_build_object('trails', (
+           d.item || pg_catalog.jsonb_build_object('trails', (
              select coalesce(pg_catalog.jsonb_agg(
-                      (private.trail_item(t, null) - 'description')
-                      || pg_catalog.jsonb_build_object('concepts', (
-                        select coalesce(pg_catalog.jsonb_agg(
-                                 private.concept_item(c, null) - 'description'
-                                 order by c.order_index, c.title, c.id), '[]'::jsonb)
-                        from (select c.* from app.concepts c
-                              where c.snapshot_id = t.snapshot_id and c.trail_id = t.id
-                              order by c.order_index, c.title, c.id
-                              limit browse_catalog.concept_limit) c))
-                      order by t.order_index, t.title, t.id), '[]'::jsonb)
-             from (select t.* from app.trails t
-                   where t.snapshot_id = d.snapshot_id and t.domain_id = d.id
-                     and (browse_catalog.difficulty is null or t.difficulty_level = browse_catalog.difficulty)
-                   order by t.order_index, t.title, t.id
-                   limit browse_catalog.trail_limit) t))
-           order by e.n)
+                      t.item || pg_catalog.jsonb_build_object('concepts', (
+                        select coalesce(pg_catalog.jsonb_agg(c.item order by c.n), '[]'::jsonb)
+                        from c where c.snapshot_id = t.snapshot_id and c.trail_id = t.id))
+                      order by t.n), '[]'::jsonb)
+             from t where t.snapshot_id = d.snapshot_id and t.domain_id = d.id))
+           order by d.n)
   into items
-  from pg_catalog.jsonb_array_elements(private.domain_items(sid, page_domains, null)) with ordinality as e(item, n)
-  join pg_catalog.unnest(page_domains) with ordinality as d on d.ordinality = e.n;
+  from d;
 
   return pg_catalog.jsonb_build_object(
     'data', coalesce(items, '[]'::jsonb),
@@ -1260,11 +1333,13 @@ language plpgsql
 stable
 security invoker
 set search_path = ''
+set plan_cache_mode = force_custom_plan
 as $$
 declare
   d app.domains;
   total bigint;
   concepts bigint;
+  page_ids uuid[];
   items jsonb;
 begin
   perform private.require_range('page', get_domain_trails.page, 1, 100000);
@@ -1274,18 +1349,19 @@ begin
   select pg_catalog.count(*) into concepts from app.trails t
   join app.concepts c on c.snapshot_id = t.snapshot_id and c.trail_id = t.id
   where t.snapshot_id = d.snapshot_id and t.domain_id = d.id;
-  select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
-      'id', t.id, 'title', t.title, 'slug', t.slug, 'estimated_mins', st.estimated_mins)
-    order by t.order_index, t.title, t.id)
-  into items
-  from (
-    select t.* from app.trails t
+  page_ids := array(
+    select t.id from app.trails t
     where t.snapshot_id = d.snapshot_id and t.domain_id = d.id
     order by t.order_index, t.title, t.id
     limit get_domain_trails.trail_limit
-    offset (get_domain_trails.page - 1)::bigint * get_domain_trails.trail_limit
-  ) t
-  cross join lateral private.trail_stats(t.snapshot_id, t.id) st;
+    offset (get_domain_trails.page - 1)::bigint * get_domain_trails.trail_limit);
+  select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+      'id', t.id, 'title', t.title, 'slug', t.slug, 'estimated_mins', coalesce(f.estimated_mins, 0))
+    order by t.order_index, t.title, t.id)
+  into items
+  from app.trails t
+  left join private.trail_figures(array[d.snapshot_id], page_ids) f on f.trail_id = t.id
+  where t.snapshot_id = d.snapshot_id and t.id = any(page_ids);
   return private.domain_summary(d) || pg_catalog.jsonb_build_object(
     'trails', coalesce(items, '[]'::jsonb),
     'trail_meta', private.page_meta(total, get_domain_trails.page, get_domain_trails.trail_limit)
