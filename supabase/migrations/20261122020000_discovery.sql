@@ -1,9 +1,10 @@
 -- The public catalog: /discovery and /discovery/domains.
 --
 -- Every count and estimated-minutes figure is derived here at read time from the content rows
--- of one snapshot (nothing is stored). The derivations are per-row helpers that read only the
--- rows under one entity through indexes (trail -> concepts -> concept_sparks -> sparks), so a
--- page of N items costs N small indexed lookups, never an aggregate over the whole catalog.
+-- of one snapshot (nothing is stored). Items are built a page at a time: the page's rows go to
+-- a builder as an array and one set-based pass reads just the rows under them through indexes
+-- (trail -> concepts -> concept_sparks -> sparks by primary key), never an aggregate over the
+-- whole catalog (except a page of domains, whose figures need every placement under them).
 --
 -- Snapshot selection (private.resolve_snapshot_id) yields either one snapshot id or null,
 -- meaning "no snapshot filter" (nothing published yet). Queries say
