@@ -107,7 +107,14 @@ export const listAll = createRoute({
       domain: optionalSlug('Only content within this domain (slug).'),
       track: optionalSlug('Only concepts of this trail (slug).'),
       difficulty: Difficulty.optional(),
-      q: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional(),
+      q: z
+        .string()
+        .trim()
+        .min(1, 'must not be empty')
+        .max(200, 'must be at most 200 characters')
+        .regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters')
+        .optional()
+        .openapi({ description: 'Case-insensitive substring of a name or title (1-200 characters).' }),
       include_facets: booleanQuery(false),
       nested_limit: intQuery(3, 0, 10),
       snapshot_id: SnapshotIdQuery,

@@ -18,6 +18,7 @@ const SlugOrId = z
   .string()
   .min(1)
   .max(200)
+  .regex(/^[A-Za-z0-9-]+$/, 'must be a slug or a UUID')
   .openapi({ param: { name: 'slug', in: 'path' }, description: 'Domain slug or UUID', example: 'data-engineering' });
 
 const responses = (schema: z.ZodType, description: string, notFound: string) => ({
