@@ -588,7 +588,8 @@ begin
   select pg_catalog.jsonb_build_object(
     'domains', (select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
                   'slug', d.slug, 'name', d.name, 'count', pd.n) order by d.name, d.slug), '[]'::jsonb)
-                from per_domain pd join app.domains d on d.snapshot_id = pd.snapshot_id and d.id = pd.domain_id),
+                from per_domain pd join app.domains d on d.snapshot_id = pd.snapshot_id and d.id = pd.domain_id
+                where d.is_published),
     'tracks', (select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
                   'slug', t.slug, 'name', t.title, 'count', pt.n) order by t.title, t.slug), '[]'::jsonb)
                from per_trail pt join app.trails t on t.snapshot_id = pt.snapshot_id and t.id = pt.trail_id),

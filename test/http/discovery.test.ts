@@ -232,6 +232,18 @@ describe('discovery routes', () => {
       ]);
     });
 
+    it('lists only published domains in the domain facet', async () => {
+      await t.db.sql`insert into app.trails (snapshot_id, id, domain_id, slug, title, difficulty_level)
+                     values (${catalog.snapshotId}, gen_random_uuid(), ${catalog.id('domain', 'hidden')}, 'hidden-trail', 'Hidden Trail', 'expert')`;
+      try {
+        const { body } = await get('/discovery/facets?difficulty=expert');
+        expect(body.domains).toEqual([]);
+        expect(body.types).toContainEqual({ type: 'TRAIL', count: 1 });
+      } finally {
+        await t.db.sql`delete from app.trails where slug = 'hidden-trail'`;
+      }
+    });
+
     it('scopes the facets by domain, track and difficulty', async () => {
       const byDomain = await get('/discovery/facets?domain=web');
       expect(byDomain.body.types).toEqual([
