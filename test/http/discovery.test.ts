@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { insertCatalog, type CatalogSpec, type InsertedCatalog } from '../helpers/content.js';
+import { signToken } from '../helpers/tokens.js';
 
 /**
  * A small catalog whose derived figures are easy to check by hand:
@@ -410,6 +411,14 @@ describe('discovery routes', () => {
       await expect(t.db.sql`select api.list_discovery_items(types => 'domain,spark')`).rejects.toMatchObject({ code: '22023' });
       await expect(t.db.sql`select api.list_discovery_trails(difficulty => 'hard')`).rejects.toMatchObject({ code: '22023' });
     });
+  });
+
+  it('a signed-in user reads the same catalog as an anonymous caller', async () => {
+    const token = await signToken();
+    const signedIn = await get('/discovery/concepts?trail=sql-basics', { headers: { Authorization: `Bearer ${token}` } });
+    const anonymous = await get('/discovery/concepts?trail=sql-basics');
+    expect(signedIn.res.status).toBe(200);
+    expect(signedIn.body).toEqual(anonymous.body);
   });
 
   it('needs no authentication, but a present invalid bearer token is 401', async () => {
