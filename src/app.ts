@@ -17,6 +17,7 @@ import { validationFailure } from './http/router.js';
 import { metadataRouter } from './routes/metadata/index.js';
 import { discoveryRouter } from './routes/discovery/index.js';
 import { domainsRouter } from './routes/domains/index.js';
+import { snapshotsRouter } from './routes/snapshots/index.js';
 import { journeysRouter } from './routes/journeys/index.js';
 
 export interface AppDeps {
@@ -61,6 +62,7 @@ export function createApp(deps: AppDeps) {
   app.route('/metadata', metadataRouter(rpc));
   app.route('/discovery/domains', domainsRouter(rpc));
   app.route('/discovery', discoveryRouter(rpc));
+  app.route('/snapshots', snapshotsRouter(rpc));
   app.route('/user', journeysRouter(rpc));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {

@@ -17,6 +17,9 @@ export type Database = {
 "enroll_in_trail":
 { Args: { "trail_id": string }; Returns: Json
                            },
+"get_current_snapshot":
+{ Args: Record<PropertyKey, never>; Returns: Json
+                           },
 "get_discovery_facets":
 { Args: { "difficulty"?: string,"domain"?: string,"snapshot_id"?: string,"track"?: string }; Returns: Json
                            },
@@ -28,6 +31,9 @@ export type Database = {
                            },
 "get_metadata":
 { Args: Record<PropertyKey, never>; Returns: Json
+                           },
+"get_snapshot":
+{ Args: { "id": string }; Returns: Json
                            },
 "get_user_journey":
 { Args: { "id": string }; Returns: Json
@@ -55,6 +61,9 @@ export type Database = {
                            },
 "list_related_domains":
 { Args: { "related_limit"?: number,"slug": string,"snapshot_id"?: string }; Returns: Json
+                           },
+"list_snapshots":
+{ Args: { "page"?: number,"per_page"?: number,"status"?: string }; Returns: Json
                            },
 "list_user_journeys":
 { Args: { "sort"?: string,"status"?: string }; Returns: Json
