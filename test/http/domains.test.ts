@@ -163,20 +163,21 @@ describe('domains routes', () => {
       expect(before.headers.get('cache-control')).toBe('public, max-age=60');
       expect((await t.app.request(path, { headers: { 'If-None-Match': etag } })).status).toBe(304);
 
-      // Promote: a new snapshot becomes current (the builder archives the previous one).
-      const next = await insertCatalog(t.db.sql, { domains: [{ slug: 'data', name: 'Data v2' }] }, { ids: catalog.ids });
+      // Promote (the content lifecycle's own function): a new draft becomes current.
+      const next = await insertCatalog(t.db.sql, { domains: [{ slug: 'data', name: 'Data v2' }] }, { ids: catalog.ids, status: 'draft' });
+      const unchanged = await t.app.request(path, { headers: { 'If-None-Match': etag } });
+      expect(unchanged.status).toBe(304); // a draft does not change current reads
+      await t.db.sql`select private.promote_snapshot(${next.snapshotId}::uuid)`;
       const after = await t.app.request(path, { headers: { 'If-None-Match': etag } });
       expect(after.status).toBe(200);
       expect(after.headers.get('etag')).not.toBe(etag);
       expect((await after.json()).name).toBe('Data v2');
 
-      // Rollback: the earlier snapshot is current again.
-      await t.db.sql.begin(async (tx) => {
-        await tx`update app.snapshots set status = 'archived' where id = ${next.snapshotId}`;
-        await tx`update app.snapshots set status = 'published' where id = ${catalog.snapshotId}`;
-      });
+      // Rollback: the earlier snapshot is current again, and so is its ETag.
+      await t.db.sql`select private.rollback_snapshot(${catalog.snapshotId}::uuid)`;
       const rolledBack = await t.app.request(path, { headers: { 'If-None-Match': etag } });
       expect(rolledBack.status).toBe(304);
+      expect((await (await t.app.request(path)).json()).name).toBe('Data');
     });
   });
 });
