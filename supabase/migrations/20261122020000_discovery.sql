@@ -145,6 +145,9 @@ stable
 security invoker
 set search_path = ''
 set plan_cache_mode = force_custom_plan
+-- Always scoped to a page's rows: the (snapshot_id, parent) indexes are the right path even
+-- when a page spans most of a small snapshot.
+set enable_seqscan = off
 as $$
 begin
   return query
@@ -173,6 +176,9 @@ stable
 security invoker
 set search_path = ''
 set plan_cache_mode = force_custom_plan
+-- Always scoped to a page's rows: the (snapshot_id, parent) indexes are the right path even
+-- when a page spans most of a small snapshot.
+set enable_seqscan = off
 as $$
 begin
   return query
@@ -317,8 +323,11 @@ stable
 security invoker
 set search_path = ''
 set plan_cache_mode = force_custom_plan
--- A page can cover the whole catalog (50,000 placements): keep the distinct/hash in memory.
+-- A page can cover the whole catalog (50,000 placements): keep the distinct/hash in memory, and
+-- read sparks and placements through their covering indexes even when the page spans every row
+-- of a one-snapshot database (where a plain plan would scan the tables).
 set work_mem = '32MB'
+set enable_seqscan = off
 as $$
 declare
   snapshots uuid[] := array(select distinct r.snapshot_id from pg_catalog.unnest(domain_items.page) r);
