@@ -15,6 +15,8 @@ import { createErrorHandler, createNotFoundHandler } from './http/error-handler.
 import { requestLogging } from './http/request-id.js';
 import { validationFailure } from './http/router.js';
 import { metadataRouter } from './routes/metadata/index.js';
+import { discoveryRouter } from './routes/discovery/index.js';
+import { domainsRouter } from './routes/domains/index.js';
 import { snapshotsRouter } from './routes/snapshots/index.js';
 import { authRouter } from './routes/auth/index.js';
 import { createAuthService, type AuthService } from './auth/auth-service.js';
@@ -83,6 +85,8 @@ export function createApp(deps: AppDeps) {
   );
 
   app.route('/metadata', metadataRouter(rpc));
+  app.route('/discovery/domains', domainsRouter(rpc));
+  app.route('/discovery', discoveryRouter(rpc));
   app.route('/snapshots', snapshotsRouter(rpc));
   app.route('/auth', authRouter(resolveAuth(deps), rpc, config));
   app.route('/user', journeysRouter(rpc));

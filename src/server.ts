@@ -24,7 +24,8 @@ async function main() {
   }
   const logger = createLogger(config.LOG_LEVEL);
 
-  const database = await openDatabase(config, (line) => logger.debug({ postgres: line }));
+  // The server stops PostgreSQL itself, after in-flight requests are answered.
+  const database = await openDatabase(config, (line) => logger.debug({ postgres: line }), { handleSignals: false });
   const { applied, seeded } = await prepareDatabase(database.url, { seed: config.SEED_DEMO_CONTENT });
   logger.info({ embedded: database.embedded, migrations_applied: applied.length, demo_content_loaded: seeded }, 'database ready');
 
