@@ -64,7 +64,8 @@ export function r2Script(statements: CapturedStatement[]): string {
  * the call; COMMIT (four round trips). Undefined when the request did not go through dispatch.
  */
 export function r1Script(statements: CapturedStatement[]): string | undefined {
-  const dispatch = statements.find((s) => s.text.includes('private.dispatch(') && s.params.length === 4);
+  // The last dispatched call is the endpoint's own function (earlier ones resolve the snapshot).
+  const dispatch = statements.filter((s) => s.text.includes('private.dispatch(') && s.params.length === 4).at(-1);
   if (!dispatch) return undefined;
   const [role, claims, call, args] = dispatch.params;
   const callText = unquote(call).replace(/\$1/g, `(${args}::jsonb)`);
