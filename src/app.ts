@@ -13,6 +13,8 @@ import { createErrorHandler, createNotFoundHandler } from './http/error-handler.
 import { requestLogging } from './http/request-id.js';
 import { validationFailure } from './http/router.js';
 import { metadataRouter } from './routes/metadata/index.js';
+import { searchRouter } from './routes/search/index.js';
+import { graphRouter } from './routes/graph/index.js';
 
 export interface AppDeps {
   config: Config;
@@ -51,6 +53,8 @@ export function createApp(deps: AppDeps) {
   app.use(contextMiddleware(resolveContext));
 
   app.route('/metadata', metadataRouter(rpc));
+  app.route('/search', searchRouter(rpc));
+  app.route('/graph', graphRouter(rpc));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

@@ -1,0 +1,394 @@
+-- Full-text search and autocomplete over the content of one snapshot.
+--
+-- Design (docs/search-graph.md has the user-facing version):
+--   * Text is normalised by private.search_normalize: unaccented and lower-cased, so "Résumé"
+--     and "resume" are the same word. unaccent() is only stable (its dictionary could change),
+--     so the wrapper pins the dictionary and is declared immutable to be usable in indexes.
+--   * Documents are weighted tsvectors in the 'english' configuration: title (domain name) at
+--     weight A, summary/description at weight B. 'english' stems ("joins" finds "join") and drops
+--     stop words, so "the basics of sql" means "basic & sql" instead of demanding the literal
+--     "the" and "of". A query made only of stop words has no lexeme and matches nothing.
+--   * The documents are expression indexes (GIN), not stored columns: the content tables keep
+--     their shape, so imports and snapshot copies are unaffected.
+--   * Titles also get a trigram GIN index for autocomplete (prefix and typo-tolerant matches)
+--     and for the search fallback when the full-text query finds nothing (typos).
+
+-- private.search_normalize
+-- Purpose: the one text normalisation of search: unaccent (pinned dictionary) and lower-case.
+create function private.search_normalize(value text)
+returns text
+language sql
+immutable
+parallel safe
+set search_path = ''
+as $$
+  select pg_catalog.lower(extensions.unaccent('extensions.unaccent'::regdictionary, coalesce(value, '')))
+$$;
+comment on function private.search_normalize(text) is
+  'Search normalisation: unaccent with a pinned dictionary, then lower-case. Immutable so indexes can use it.';
+grant execute on function private.search_normalize(text) to anon, authenticated;
+
+-- private.search_document
+-- Purpose: the weighted search document of one content row: title A, body B.
+create function private.search_document(title text, body text)
+returns tsvector
+language sql
+immutable
+parallel safe
+set search_path = ''
+as $$
+  select pg_catalog.setweight(pg_catalog.to_tsvector('pg_catalog.english'::regconfig, private.search_normalize(search_document.title)), 'A')
+      || pg_catalog.setweight(pg_catalog.to_tsvector('pg_catalog.english'::regconfig, private.search_normalize(search_document.body)), 'B')
+$$;
+comment on function private.search_document(text, text) is
+  'Weighted english tsvector of a content row: title at weight A, summary/description at weight B.';
+grant execute on function private.search_document(text, text) to anon, authenticated;
+
+create index sparks_search on app.sparks using gin (private.search_document(title, summary));
+create index concepts_search on app.concepts using gin (private.search_document(title, description));
+create index trails_search on app.trails using gin (private.search_document(title, description));
+create index domains_search on app.domains using gin (private.search_document(name, description));
+
+create index sparks_title_trgm on app.sparks using gin (private.search_normalize(title) extensions.gin_trgm_ops);
+create index concepts_title_trgm on app.concepts using gin (private.search_normalize(title) extensions.gin_trgm_ops);
+create index trails_title_trgm on app.trails using gin (private.search_normalize(title) extensions.gin_trgm_ops);
+create index domains_name_trgm on app.domains using gin (private.search_normalize(name) extensions.gin_trgm_ops);
+
+-- private.search_query
+-- Purpose: the tsquery for a normalised search text: websearch_to_tsquery('english'), widened
+--          with a prefix match on the last word when the text is plain words ("postgres ind"
+--          also finds "postgres indexes"). Stop words never become prefixes.
+create function private.search_query(normalized text)
+returns tsquery
+language plpgsql
+immutable
+parallel safe
+set search_path = ''
+as $$
+declare
+  words text[];
+  word_count integer;
+  last_word text;
+  full_query tsquery := pg_catalog.websearch_to_tsquery('pg_catalog.english'::regconfig, search_query.normalized);
+  prefix_query tsquery;
+begin
+  if search_query.normalized !~ '^[[:alnum:][:space:]]+$' then
+    return full_query; -- quotes, "or", "-word": the caller wrote websearch syntax; honour it
+  end if;
+  words := pg_catalog.regexp_split_to_array(pg_catalog.btrim(search_query.normalized), '\s+');
+  word_count := pg_catalog.array_length(words, 1);
+  last_word := words[word_count];
+  if pg_catalog.char_length(last_word) < 2
+     or pg_catalog.to_tsvector('pg_catalog.english'::regconfig, last_word) = ''::tsvector then
+    return full_query;
+  end if;
+  prefix_query := pg_catalog.to_tsquery('pg_catalog.simple'::regconfig, pg_catalog.quote_literal(last_word) || ':*');
+  if word_count > 1 then
+    prefix_query := pg_catalog.websearch_to_tsquery('pg_catalog.english'::regconfig,
+                      pg_catalog.array_to_string(words[1:word_count - 1], ' ')) && prefix_query;
+  end if;
+  return full_query || prefix_query;
+end
+$$;
+comment on function private.search_query(text) is
+  'websearch_to_tsquery(english) of a normalised text, OR-ed with a prefix match on its last word when the text is plain words.';
+grant execute on function private.search_query(text) to anon, authenticated;
+
+-- private.search_matches
+-- Purpose: every content row of the snapshot matching the query, without ranking: the set that
+--          facets count and the ranked candidates are drawn from. `fuzzy` switches from the
+--          full-text match to the trigram word-similarity match on titles (typo fallback).
+create function private.search_matches(snapshot uuid, query tsquery, normalized text, fuzzy boolean)
+returns table (type text, snapshot_id uuid, id uuid, difficulty text)
+language plpgsql
+stable
+security invoker
+set search_path = ''
+set pg_trgm.word_similarity_threshold = 0.4
+as $$
+begin
+  if not search_matches.fuzzy then
+    return query
+      select 'spark'::text, s.snapshot_id, s.id, s.difficulty from app.sparks s
+       where (search_matches.snapshot is null or s.snapshot_id = search_matches.snapshot)
+         and private.search_document(s.title, s.summary) @@ search_matches.query
+      union all
+      select 'concept', c.snapshot_id, c.id, null from app.concepts c
+       where (search_matches.snapshot is null or c.snapshot_id = search_matches.snapshot)
+         and private.search_document(c.title, c.description) @@ search_matches.query
+      union all
+      select 'trail', t.snapshot_id, t.id, t.difficulty_level from app.trails t
+       where (search_matches.snapshot is null or t.snapshot_id = search_matches.snapshot)
+         and private.search_document(t.title, t.description) @@ search_matches.query
+      union all
+      select 'domain', d.snapshot_id, d.id, null from app.domains d
+       where (search_matches.snapshot is null or d.snapshot_id = search_matches.snapshot)
+         and private.search_document(d.name, d.description) @@ search_matches.query;
+  else
+    return query
+      select 'spark'::text, s.snapshot_id, s.id, s.difficulty from app.sparks s
+       where (search_matches.snapshot is null or s.snapshot_id = search_matches.snapshot)
+         and search_matches.normalized operator(extensions.<%) private.search_normalize(s.title)
+      union all
+      select 'concept', c.snapshot_id, c.id, null from app.concepts c
+       where (search_matches.snapshot is null or c.snapshot_id = search_matches.snapshot)
+         and search_matches.normalized operator(extensions.<%) private.search_normalize(c.title)
+      union all
+      select 'trail', t.snapshot_id, t.id, t.difficulty_level from app.trails t
+       where (search_matches.snapshot is null or t.snapshot_id = search_matches.snapshot)
+         and search_matches.normalized operator(extensions.<%) private.search_normalize(t.title)
+      union all
+      select 'domain', d.snapshot_id, d.id, null from app.domains d
+       where (search_matches.snapshot is null or d.snapshot_id = search_matches.snapshot)
+         and search_matches.normalized operator(extensions.<%) private.search_normalize(d.name);
+  end if;
+end
+$$;
+comment on function private.search_matches(uuid, tsquery, text, boolean) is
+  'Unranked matches (type, snapshot_id, id, difficulty) of a search in one snapshot: full-text, or trigram on titles when fuzzy.';
+grant execute on function private.search_matches(uuid, tsquery, text, boolean) to anon, authenticated;
+
+-- api.search_content
+-- Purpose: full-text search across sparks, concepts, trails and domains of the selected snapshot.
+-- Params:  q (1..200 characters after trimming), type (spark|concept|trail|domain, optional),
+--          difficulty (beginner|intermediate|advanced|expert, optional: sparks by difficulty,
+--          trails by difficulty_level; concepts and domains have none and drop out),
+--          page (>= 1, default 1), per_page (1..50, default 20), snapshot_id (optional).
+-- Returns: {data: [{type,id,slug,title,summary,score}], meta: {total,page,per_page,total_pages,
+--          has_next,has_prev}, facets: {types: {spark,concept,trail,domain}, difficulties:
+--          {beginner,intermediate,advanced,expert}}}. Ordered by score desc, then lower(title),
+--          type, id. Only the first 1000 matches are ranked (pages beyond them are empty);
+--          meta.total and the facets count every match. facets.types ignores the type filter and
+--          facets.difficulties ignores the difficulty filter (each facet shows its alternatives).
+--          When the full-text query matches nothing, titles are matched by trigram word
+--          similarity instead (typo tolerance) and score is that similarity.
+-- Errors:  22023 invalid q, type, difficulty, page or per_page; P0002 unknown snapshot_id.
+create function api.search_content(
+  q text,
+  type text default null,
+  difficulty text default null,
+  page integer default 1,
+  per_page integer default 20,
+  snapshot_id uuid default null
+)
+returns jsonb
+language plpgsql
+stable
+security invoker
+set search_path = ''
+as $$
+declare
+  rank_cap constant integer := 1000;
+  normalized text := pg_catalog.btrim(private.search_normalize(search_content.q));
+  snapshot uuid;
+  query tsquery;
+  fuzzy boolean := false;
+  result jsonb;
+begin
+  if search_content.q is null or pg_catalog.char_length(pg_catalog.btrim(search_content.q)) not between 1 and 200 then
+    raise exception using errcode = '22023', message = 'q must be 1 to 200 characters',
+      detail = pg_catalog.jsonb_build_object('field', 'q')::text;
+  end if;
+  if search_content.type is not null and search_content.type not in ('spark', 'concept', 'trail', 'domain') then
+    raise exception using errcode = '22023', message = 'type must be one of spark, concept, trail, domain',
+      detail = pg_catalog.jsonb_build_object('field', 'type', 'value', search_content.type)::text;
+  end if;
+  if search_content.difficulty is not null
+     and not exists (select from app.difficulty_levels d where d.value = search_content.difficulty) then
+    raise exception using errcode = '22023', message = 'difficulty must be one of beginner, intermediate, advanced, expert',
+      detail = pg_catalog.jsonb_build_object('field', 'difficulty', 'value', search_content.difficulty)::text;
+  end if;
+  if search_content.page is null or search_content.page < 1 then
+    raise exception using errcode = '22023', message = 'page must be at least 1',
+      detail = pg_catalog.jsonb_build_object('field', 'page')::text;
+  end if;
+  if search_content.per_page is null or search_content.per_page not between 1 and 50 then
+    raise exception using errcode = '22023', message = 'per_page must be between 1 and 50',
+      detail = pg_catalog.jsonb_build_object('field', 'per_page')::text;
+  end if;
+
+  snapshot := private.resolve_snapshot_id(search_content.snapshot_id);
+  query := private.search_query(normalized);
+  -- Typo fallback: only when the words mean something (not only stop words) and find nothing.
+  if pg_catalog.numnode(query) > 0 and pg_catalog.char_length(normalized) >= 3
+     and not exists (select from private.search_matches(snapshot, query, normalized, false)) then
+    fuzzy := true;
+  end if;
+
+  with matched as materialized (
+    select m.type, m.snapshot_id, m.id, m.difficulty
+    from private.search_matches(snapshot, query, normalized, fuzzy) m
+    where pg_catalog.numnode(query) > 0
+  ),
+  filtered as (
+    select m.* from matched m
+    where (search_content.type is null or m.type = search_content.type)
+      and (search_content.difficulty is null or m.difficulty = search_content.difficulty)
+  ),
+  candidates as (
+    select f.* from filtered f limit rank_cap
+  ),
+  ranked as (
+    select c.type, c.id, x.slug, x.title, x.summary,
+           pg_catalog.round((case when fuzzy
+             then extensions.word_similarity(normalized, private.search_normalize(x.title))
+             else pg_catalog.ts_rank(x.document, query, 1)
+                  + case when private.search_normalize(x.title) = normalized then 1.0
+                         when private.search_normalize(x.title) like
+                              pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(normalized, '\', '\\'), '%', '\%'), '_', '\_') || '%'
+                           then 0.5
+                         else 0 end
+             end)::numeric, 6)::double precision as score
+    from candidates c
+    cross join lateral (
+      select s.slug, s.title, s.summary, private.search_document(s.title, s.summary) as document
+        from app.sparks s where c.type = 'spark' and s.snapshot_id = c.snapshot_id and s.id = c.id
+      union all
+      select k.slug, k.title, k.description, private.search_document(k.title, k.description)
+        from app.concepts k where c.type = 'concept' and k.snapshot_id = c.snapshot_id and k.id = c.id
+      union all
+      select t.slug, t.title, t.description, private.search_document(t.title, t.description)
+        from app.trails t where c.type = 'trail' and t.snapshot_id = c.snapshot_id and t.id = c.id
+      union all
+      select d.slug, d.name, d.description, private.search_document(d.name, d.description)
+        from app.domains d where c.type = 'domain' and d.snapshot_id = c.snapshot_id and d.id = c.id
+    ) x
+  ),
+  page_rows as (
+    select r.* from ranked r
+    order by r.score desc, pg_catalog.lower(r.title), r.type, r.id
+    offset (search_content.page - 1) * search_content.per_page
+    limit search_content.per_page
+  ),
+  total as (
+    select pg_catalog.count(*)::integer as n from filtered
+  )
+  select pg_catalog.jsonb_build_object(
+    'data', coalesce((
+      select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+               'type', p.type, 'id', p.id, 'slug', p.slug, 'title', p.title,
+               'summary', p.summary, 'score', p.score)
+             order by p.score desc, pg_catalog.lower(p.title), p.type, p.id)
+      from page_rows p), '[]'::jsonb),
+    'meta', (
+      select pg_catalog.jsonb_build_object(
+        'total', t.n,
+        'page', search_content.page,
+        'per_page', search_content.per_page,
+        'total_pages', ((least(t.n, rank_cap) + search_content.per_page - 1) / search_content.per_page),
+        'has_next', search_content.page * search_content.per_page < least(t.n, rank_cap),
+        'has_prev', search_content.page > 1)
+      from total t),
+    'facets', pg_catalog.jsonb_build_object(
+      'types', (
+        select pg_catalog.jsonb_object_agg(kinds.kind, coalesce(counts.n, 0) order by kinds.position)
+        from unnest(array['spark', 'concept', 'trail', 'domain']) with ordinality as kinds(kind, position)
+        left join (
+          select m.type, pg_catalog.count(*)::integer as n from matched m
+          where search_content.difficulty is null or m.difficulty = search_content.difficulty
+          group by m.type
+        ) counts on counts.type = kinds.kind),
+      'difficulties', (
+        select pg_catalog.jsonb_object_agg(levels.value, coalesce(counts.n, 0) order by levels.sort_order)
+        from app.difficulty_levels levels
+        left join (
+          select m.difficulty, pg_catalog.count(*)::integer as n from matched m
+          where (search_content.type is null or m.type = search_content.type) and m.difficulty is not null
+          group by m.difficulty
+        ) counts on counts.difficulty = levels.value))
+  ) into result;
+  return result;
+end
+$$;
+comment on function api.search_content(text, text, text, integer, integer, uuid) is
+  'Full-text search (english, accent-insensitive, title A > summary/description B) over sparks, concepts, trails, domains of a snapshot. Params: q, type, difficulty, page, per_page (max 50), snapshot_id. Returns {data:[{type,id,slug,title,summary,score}], meta, facets:{types,difficulties}}. Errors: 22023 invalid parameter, P0002 unknown snapshot.';
+grant execute on function api.search_content(text, text, text, integer, integer, uuid) to anon, authenticated;
+
+-- api.list_search_suggestions
+-- Purpose: autocomplete: titles (domain names) matching what the user has typed so far.
+-- Params:  q (2..100 characters after trimming), limit_count (1..20, default 5), snapshot_id.
+-- Returns: {suggestions: [{text, type}]}: titles starting with q first, then titles with a word
+--          starting with q, then (q of 3+ characters) typo-tolerant trigram matches by word
+--          similarity; each {text, type} once; ties by shorter text, then text, then type.
+-- Errors:  22023 q shorter than 2 characters or limit_count out of range; P0002 unknown snapshot_id.
+create function api.list_search_suggestions(q text, limit_count integer default 5, snapshot_id uuid default null)
+returns jsonb
+language plpgsql
+stable
+security invoker
+set search_path = ''
+set pg_trgm.word_similarity_threshold = 0.4
+as $$
+declare
+  normalized text := pg_catalog.btrim(private.search_normalize(list_search_suggestions.q));
+  pattern text;
+  snapshot uuid;
+  fuzzy boolean;
+  result jsonb;
+begin
+  if list_search_suggestions.q is null or pg_catalog.char_length(normalized) not between 2 and 100 then
+    raise exception using errcode = '22023', message = 'q must be 2 to 100 characters',
+      detail = pg_catalog.jsonb_build_object('field', 'q')::text;
+  end if;
+  if list_search_suggestions.limit_count is null or list_search_suggestions.limit_count not between 1 and 20 then
+    raise exception using errcode = '22023', message = 'limit must be between 1 and 20',
+      detail = pg_catalog.jsonb_build_object('field', 'limit')::text;
+  end if;
+  snapshot := private.resolve_snapshot_id(list_search_suggestions.snapshot_id);
+  pattern := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(normalized, '\', '\\'), '%', '\%'), '_', '\_');
+  fuzzy := pg_catalog.char_length(normalized) >= 3;
+
+  with titles as (
+    select 'spark'::text as type, s.title as text, private.search_normalize(s.title) as norm from app.sparks s
+     where (snapshot is null or s.snapshot_id = snapshot)
+       and (private.search_normalize(s.title) like '%' || pattern || '%'
+            or (fuzzy and normalized operator(extensions.<%) private.search_normalize(s.title)))
+    union all
+    select 'concept', c.title, private.search_normalize(c.title) from app.concepts c
+     where (snapshot is null or c.snapshot_id = snapshot)
+       and (private.search_normalize(c.title) like '%' || pattern || '%'
+            or (fuzzy and normalized operator(extensions.<%) private.search_normalize(c.title)))
+    union all
+    select 'trail', t.title, private.search_normalize(t.title) from app.trails t
+     where (snapshot is null or t.snapshot_id = snapshot)
+       and (private.search_normalize(t.title) like '%' || pattern || '%'
+            or (fuzzy and normalized operator(extensions.<%) private.search_normalize(t.title)))
+    union all
+    select 'domain', d.name, private.search_normalize(d.name) from app.domains d
+     where (snapshot is null or d.snapshot_id = snapshot)
+       and (private.search_normalize(d.name) like '%' || pattern || '%'
+            or (fuzzy and normalized operator(extensions.<%) private.search_normalize(d.name)))
+  ),
+  tiered as (
+    select t.type, t.text,
+           case when t.norm like pattern || '%' then 0
+                when t.norm ~ ('(^|[^[:alnum:]])' || pg_catalog.regexp_replace(normalized, '([^[:alnum:][:space:]])', '\\\1', 'g')) then 1
+                else 2 end as tier,
+           extensions.word_similarity(normalized, t.norm) as similarity
+    from titles t
+  ),
+  -- substring matches inside a word ("ql" in "sql") are neither prefixes nor typos: drop them
+  -- unless trigram similarity vouches for them.
+  kept as (
+    select * from tiered t
+    where t.tier < 2 or (fuzzy and t.similarity >= 0.4)
+  ),
+  unique_suggestions as (
+    select distinct on (k.text, k.type) k.* from kept k
+    order by k.text, k.type, k.tier, k.similarity desc
+  )
+  select pg_catalog.jsonb_build_object('suggestions', coalesce(pg_catalog.jsonb_agg(
+           pg_catalog.jsonb_build_object('text', u.text, 'type', u.type)
+           order by u.tier, u.similarity desc, pg_catalog.char_length(u.text), u.text, u.type), '[]'::jsonb))
+  from (
+    select * from unique_suggestions u
+    order by u.tier, u.similarity desc, pg_catalog.char_length(u.text), u.text, u.type
+    limit list_search_suggestions.limit_count
+  ) u
+  into result;
+  return result;
+end
+$$;
+comment on function api.list_search_suggestions(text, integer, uuid) is
+  'Autocomplete. Params: q (min 2 chars), limit_count (1..20, default 5), snapshot_id. Returns {suggestions:[{text,type}]}: title prefix matches, then word-prefix matches, then trigram typo matches; de-duplicated. Errors: 22023 invalid q/limit, P0002 unknown snapshot.';
+grant execute on function api.list_search_suggestions(text, integer, uuid) to anon, authenticated;
