@@ -1,11 +1,11 @@
 /**
  * `npm test`: everything that must be true before a change lands, against a real PostgreSQL.
  *
- *   1. pgTAP is installed (Debian package) and visible to the embedded PostgreSQL
+ *   1. pgTAP and chromium are installed (Debian packages); pgTAP is visible to the embedded PostgreSQL
  *   2. a throwaway cluster with the migrated template database
  *   3. pgTAP suite (supabase/tests) through pg_prove
  *   4. `supabase db advisors`: nothing at WARN or ERROR
- *   5. TypeScript typecheck
+ *   5. src/db/database.types.ts matches `supabase gen types`; TypeScript typecheck
  *   6. vitest (HTTP, e2e, property tests), each file on its own clone of the template
  *
  * Ends with one line `N passed, N failed` counting every test and check.
@@ -14,6 +14,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import postgres from 'postgres';
+import { committedDatabaseTypes, generateDatabaseTypes } from './db-types.js';
+import { ensureChromium } from './chromium.js';
 import { ensurePgtap } from './pgtap.js';
 import { startTestCluster, TEMPLATE_DB, withDatabase } from './test-database.js';
 
@@ -39,6 +41,8 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv = {}) {
 
 log('pgTAP');
 await ensurePgtap((line) => console.log(line));
+log('chromium (browser tests)');
+ensureChromium((line) => console.log(line));
 
 log('starting a throwaway PostgreSQL and migrating the template database');
 const cluster = await startTestCluster();
@@ -79,6 +83,12 @@ try {
   log('supabase db advisors (nothing at WARN or ERROR)');
   const advisors = run('npx', ['--no-install', 'supabase', 'db', 'advisors', `--remote=${cluster.templateUrl}`, '--yes', '--level', 'warn', '--fail-on', 'warn']);
   record('supabase db advisors', advisors.status === 0 ? 1 : 0, advisors.status === 0 ? 0 : 1);
+
+  log('database types are up to date (src/db/database.types.ts)');
+  const fresh = generateDatabaseTypes(cluster.templateUrl);
+  const typesCurrent = fresh === committedDatabaseTypes();
+  if (!typesCurrent) console.log('src/db/database.types.ts is stale: run `npm run db:types` and commit the result');
+  record('database types', typesCurrent ? 1 : 0, typesCurrent ? 0 : 1);
 
   log('TypeScript typecheck');
   const tsc = run('npx', ['--no-install', 'tsc', '-p', '.']);

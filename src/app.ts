@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
 import { Scalar } from '@scalar/hono-api-reference';
@@ -24,6 +26,9 @@ export interface AppDeps {
 }
 
 export const API_TITLE = 'Sparkpath API';
+
+const SCALAR_BUNDLE = createRequire(import.meta.url).resolve('@scalar/api-reference/browser/standalone.js');
+let scalarBundle: string | undefined;
 
 /** Builds the HTTP application. No I/O happens here: everything it talks to arrives in deps. */
 export function createApp(deps: AppDeps) {
@@ -83,7 +88,12 @@ export function createApp(deps: AppDeps) {
         'Backend of the Sparkpath microlearning platform. Errors always use {error:{code,message,details}}.',
     },
   });
-  app.get('/docs', Scalar({ url: '/openapi.json', pageTitle: `${API_TITLE} reference` }));
+  // The reference page's script is served from our own install: no CDN, works offline.
+  app.get('/docs/scalar.js', async (c) => {
+    scalarBundle ??= await readFile(SCALAR_BUNDLE, 'utf8');
+    return c.body(scalarBundle, 200, { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'public, max-age=86400' });
+  });
+  app.get('/docs', Scalar({ url: '/openapi.json', pageTitle: `${API_TITLE} reference`, cdn: '/docs/scalar.js' }));
 
   app.notFound(createNotFoundHandler(() => app.routes));
   app.onError(createErrorHandler(logger));

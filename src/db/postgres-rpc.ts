@@ -1,5 +1,5 @@
 import postgres from 'postgres';
-import type { DbCaller, Rpc, RpcArgs } from './rpc.js';
+import type { ApiArgs, ApiFunctionName, DbCaller, Rpc } from './rpc.js';
 
 export interface PostgresRpcOptions {
   url: string;
@@ -63,9 +63,9 @@ export function createPostgresRpc(options: PostgresRpcOptions): Rpc & { sql: pos
 
   return {
     sql,
-    async call(fn: string, args: RpcArgs, caller: DbCaller): Promise<string> {
+    async call<F extends ApiFunctionName>(fn: F, args: ApiArgs<F>, caller: DbCaller): Promise<string> {
       const present: Record<string, unknown> = {};
-      for (const [key, value] of Object.entries(args)) if (value !== undefined) present[key] = value;
+      for (const [key, value] of Object.entries(args as Record<string, unknown>)) if (value !== undefined) present[key] = value;
       const call = await callText(fn, Object.keys(present).sort());
       const rows = await sql.unsafe<{ body: string | null }[]>(
         'select private.dispatch($1, $2, $3, $4::jsonb) as body',

@@ -1,3 +1,5 @@
+import type { Database } from './database.types.js';
+
 /**
  * The data-access port: every request reaches the database through one api function call.
  * Handlers never see SQL; the adapter decides how the call travels (see postgres-rpc.ts).
@@ -10,11 +12,14 @@ export interface DbCaller {
   claims: string | null;
 }
 
-export type RpcArgs = Record<string, string | number | boolean | null | undefined | readonly string[] | Record<string, unknown> | unknown[]>;
+/** The exposed api functions, their named arguments and return types, from `npm run db:types`. */
+export type ApiFunctions = Database['api']['Functions'];
+export type ApiFunctionName = keyof ApiFunctions & string;
+export type ApiArgs<F extends ApiFunctionName> = ApiFunctions[F]['Args'];
 
 export interface Rpc {
   /** Calls `api.<fn>` with named arguments as `caller`; resolves to the JSON text it returns. */
-  call(fn: string, args: RpcArgs, caller: DbCaller): Promise<string>;
+  call<F extends ApiFunctionName>(fn: F, args: ApiArgs<F>, caller: DbCaller): Promise<string>;
   /** Resolves when the database answers a trivial query within the health timeout. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -20,6 +20,7 @@ export const errorResponse = (description: string) => ({
 /** The error statuses every route can answer with, besides its own. */
 export const commonErrors = {
   400: errorResponse('VALIDATION_ERROR: a parameter is invalid; details.issues names each field'),
+  401: errorResponse('UNAUTHORIZED: credentials are required here, or a bearer token was presented and is invalid or expired'),
   429: errorResponse('RATE_LIMITED: too many requests; see Retry-After'),
   500: errorResponse('INTERNAL_ERROR: an unexpected failure (no internals are disclosed)'),
   503: errorResponse('SERVICE_UNAVAILABLE: the database is unreachable'),

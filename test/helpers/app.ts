@@ -4,8 +4,27 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createJwtVerifier } from '../../src/context/jwt.js';
 import { createPostgresRpc } from '../../src/db/postgres-rpc.js';
 import { createLogger } from '../../src/logger.js';
+import { createContractChecker } from './contract.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { TEST_JWT_SECRET, TEST_SERVICE_SECRET } from './tokens.js';
+
+/**
+ * Every response a test receives is checked against the app's own OpenAPI document first:
+ * a body or status the contract does not declare fails the test that caused it.
+ */
+function checkContracts(app: ReturnType<typeof createApp>) {
+  let check: ReturnType<typeof createContractChecker> | undefined;
+  const request = app.request.bind(app);
+  app.request = (async (...args: Parameters<typeof request>) => {
+    const response = await request(...args);
+    check ??= createContractChecker(app.getOpenAPI31Document({ openapi: '3.1.0', info: { title: 'test', version: '0' } }) as never);
+    const input = args[0];
+    const url = typeof input === 'string' ? input : input instanceof Request ? input.url : String(input);
+    const method = (input instanceof Request ? input.method : (args[1] as RequestInit | undefined)?.method) ?? 'GET';
+    check(method.toUpperCase(), url, response.status, response.headers.get('content-type'), await response.clone().text());
+    return response;
+  }) as typeof app.request;
+}
 
 export interface TestApp {
   app: ReturnType<typeof createApp>;
@@ -45,6 +64,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
   });
   const verifier = createJwtVerifier({ secret: config.SUPABASE_JWT_SECRET, audience: config.JWT_AUDIENCE, issuer: config.JWT_ISSUER });
   const app = createApp({ config, rpc, logger: createLogger(config.LOG_LEVEL, sink), verifier });
+  checkContracts(app);
   return {
     app,
     db,

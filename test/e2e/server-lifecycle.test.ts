@@ -1,0 +1,104 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../scripts/test-database.js';
+
+interface Running {
+  child: ChildProcess;
+  lines: Record<string, unknown>[];
+  baseUrl: string;
+}
+
+const root = path.resolve(import.meta.dirname, '../..');
+
+/** Starts `src/server.ts` as a real process and resolves once it logs that it is listening. */
+async function startServer(env: Record<string, string>): Promise<Running> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: root,
+    env: { ...process.env, NODE_ENV: 'development', LOG_LEVEL: 'info', PORT: String(port), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: Record<string, unknown>[] = [];
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
+  await new Promise<void>((resolve, reject) => {
+    let buffer = '';
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 60_000);
+    child.stdout!.on('data', (chunk) => {
+      buffer += String(chunk);
+      let newline;
+      while ((newline = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        try {
+          const parsed = JSON.parse(line);
+          lines.push(parsed);
+          if (parsed.msg === 'Sparkpath API listening') {
+            clearTimeout(timer);
+            resolve();
+          }
+        } catch {
+          // not a log line
+        }
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}: ${stderr}`));
+    });
+  });
+  return { child, lines, baseUrl: `http://127.0.0.1:${port}` };
+}
+
+const postmasterPid = (dataDir: string) => Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('server lifecycle with the embedded database', () => {
+  const cleanup: (() => Promise<void>)[] = [];
+  afterAll(async () => {
+    for (const step of cleanup.reverse()) await step();
+  });
+
+  it('survives a crash: the next start stops the orphaned postgres, reuses the data, and SIGTERM exits cleanly', async () => {
+    const work = await mkdtemp(path.join(os.tmpdir(), 'sparkpath-lifecycle-'));
+    const dataDir = path.join(work, 'pg');
+    cleanup.push(() => rm(work, { recursive: true, force: true }));
+    const env = { EMBEDDED_PG_DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(await freePort()) };
+
+    const first = await startServer(env);
+    cleanup.push(async () => void first.child.kill('SIGKILL'));
+    expect(first.lines.find((l) => l.msg === 'database ready')).toMatchObject({ embedded: true });
+    expect((first.lines.find((l) => l.msg === 'database ready')?.migrations_applied as number) > 0).toBe(true);
+    expect((await fetch(`${first.baseUrl}/metadata/health`)).status).toBe(200);
+
+    // Crash: the API dies without stopping its postgres.
+    const orphan = postmasterPid(dataDir);
+    first.child.kill('SIGKILL');
+    await new Promise((resolve) => first.child.once('exit', resolve));
+    expect(alive(orphan)).toBe(true);
+
+    const second = await startServer(env);
+    cleanup.push(async () => void second.child.kill('SIGKILL'));
+    expect(alive(orphan)).toBe(false);
+    expect(second.lines.find((l) => l.msg === 'database ready')).toMatchObject({ migrations_applied: 0, demo_content_loaded: false });
+    expect((await fetch(`${second.baseUrl}/metadata`)).status).toBe(200);
+
+    const running = postmasterPid(dataDir);
+    const exited = new Promise<number | null>((resolve) => second.child.once('exit', resolve));
+    second.child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(alive(running)).toBe(false);
+    expect(existsSync(path.join(dataDir, 'postmaster.pid'))).toBe(false);
+  }, 120_000);
+});
