@@ -11,11 +11,26 @@ export type Database = {
             [_ in never]: never
           }
           Functions: {
-            "get_metadata":
+            "get_learning_path":
+{ Args: { "skip_mastered"?: boolean,"snapshot_id"?: string,"target": string }; Returns: Json
+                           },
+"get_metadata":
 { Args: Record<PropertyKey, never>; Returns: Json
+                           },
+"get_spark_graph":
+{ Args: { "direction"?: string,"max_depth"?: number,"slug": string,"snapshot_id"?: string }; Returns: Json
                            },
 "list_difficulty_levels":
 { Args: Record<PropertyKey, never>; Returns: Json
+                           },
+"list_search_suggestions":
+{ Args: { "limit_count"?: number,"q": string,"snapshot_id"?: string }; Returns: Json
+                           },
+"list_spark_links":
+{ Args: { "direction"?: string,"page"?: number,"per_page"?: number,"snapshot_id"?: string,"spark"?: string,"type"?: string }; Returns: Json
+                           },
+"search_content":
+{ Args: { "difficulty"?: string,"page"?: number,"per_page"?: number,"q": string,"snapshot_id"?: string,"type"?: string }; Returns: Json
                            }
           }
           Enums: {

@@ -68,7 +68,7 @@ export function createPostgresRpc(options: PostgresRpcOptions): Rpc & { sql: pos
       for (const [key, value] of Object.entries(args as Record<string, unknown>)) if (value !== undefined) present[key] = value;
       const call = await callText(fn, Object.keys(present).sort());
       const rows = await sql.unsafe<{ body: string | null }[]>(
-        'select private.dispatch($1, $2, $3, $4::jsonb) as body',
+        'select private.dispatch($1, $2, $3, $4::text::jsonb) as body',
         [caller.role, caller.claims ?? '', call, JSON.stringify(present)],
         { prepare: true },
       );
