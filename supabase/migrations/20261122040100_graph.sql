@@ -192,8 +192,10 @@ begin
     round := round + 1;
   end loop;
 
-  -- learning_events is readable only by signed-in users (RLS: their own rows).
-  if get_learning_path.skip_mastered and caller is not null then
+  -- learning_events is readable only by signed-in users (RLS: their own rows); anon has no
+  -- grant at all, so look only when this role may.
+  if get_learning_path.skip_mastered and caller is not null
+     and pg_catalog.has_table_privilege('app.learning_events', 'select') then
     select coalesce(pg_catalog.array_agg(distinct e.spark_id), '{}') into mastered
     from app.learning_events e
     where e.user_id = caller and e.verb = 'mastered' and e.spark_id = any (ordered_ids);
