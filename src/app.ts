@@ -15,6 +15,7 @@ import { createErrorHandler, createNotFoundHandler } from './http/error-handler.
 import { requestLogging } from './http/request-id.js';
 import { validationFailure } from './http/router.js';
 import { metadataRouter } from './routes/metadata/index.js';
+import { journeysRouter } from './routes/journeys/index.js';
 import { searchRouter } from './routes/search/index.js';
 import { graphRouter } from './routes/graph/index.js';
 
@@ -58,6 +59,7 @@ export function createApp(deps: AppDeps) {
   app.use(contextMiddleware(resolveContext));
 
   app.route('/metadata', metadataRouter(rpc));
+  app.route('/user', journeysRouter(rpc));
   app.route('/search', searchRouter(rpc));
   app.route('/graph', graphRouter(rpc));
 

@@ -11,7 +11,10 @@ export type Database = {
             [_ in never]: never
           }
           Functions: {
-            "get_learning_path":
+            "enroll_in_trail":
+{ Args: { "trail_id": string }; Returns: Json
+                           },
+"get_learning_path":
 { Args: { "skip_mastered"?: boolean,"snapshot_id"?: string,"target": string }; Returns: Json
                            },
 "get_metadata":
@@ -19,6 +22,9 @@ export type Database = {
                            },
 "get_spark_graph":
 { Args: { "direction"?: string,"max_depth"?: number,"slug": string,"snapshot_id"?: string }; Returns: Json
+                           },
+"get_user_journey":
+{ Args: { "id": string }; Returns: Json
                            },
 "list_difficulty_levels":
 { Args: Record<PropertyKey, never>; Returns: Json
@@ -28,6 +34,12 @@ export type Database = {
                            },
 "list_spark_links":
 { Args: { "direction"?: string,"page"?: number,"per_page"?: number,"snapshot_id"?: string,"spark"?: string,"type"?: string }; Returns: Json
+                           },
+"list_user_journeys":
+{ Args: { "sort"?: string,"status"?: string }; Returns: Json
+                           },
+"record_learning_event":
+{ Args: { "idempotency_key"?: string,"occurred_at"?: string,"spark_id": string,"verb": string }; Returns: Json
                            },
 "search_content":
 { Args: { "difficulty"?: string,"page"?: number,"per_page"?: number,"q": string,"snapshot_id"?: string,"type"?: string }; Returns: Json

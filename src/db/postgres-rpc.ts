@@ -67,6 +67,8 @@ export function createPostgresRpc(options: PostgresRpcOptions): Rpc & { sql: pos
       const present: Record<string, unknown> = {};
       for (const [key, value] of Object.entries(args as Record<string, unknown>)) if (value !== undefined) present[key] = value;
       const call = await callText(fn, Object.keys(present).sort());
+      // The args travel as text and are parsed by the server: handing postgres.js a string for
+      // a jsonb parameter would encode it a second time (a jsonb string, not an object).
       const rows = await sql.unsafe<{ body: string | null }[]>(
         'select private.dispatch($1, $2, $3, $4::text::jsonb) as body',
         [caller.role, caller.claims ?? '', call, JSON.stringify(present)],

@@ -1,0 +1,20 @@
+import type { Rpc } from '../../db/rpc.js';
+import { createRouter } from '../../http/router.js';
+import { journeysHandlers, NO_STORE } from './journeys.handlers.js';
+import { enrollInTrail, getUserJourney, listUserJourneys, recordLearningEvent } from './journeys.routes.js';
+
+/** /user: the signed-in user's journeys and learning events. Mount at '/user'. */
+export function journeysRouter(rpc: Rpc) {
+  const handlers = journeysHandlers(rpc);
+  const router = createRouter();
+  // Every answer under /user is about one user, errors included: never cacheable.
+  router.use('*', async (c, next) => {
+    await next();
+    c.header('Cache-Control', NO_STORE['Cache-Control']);
+  });
+  router.openapi(listUserJourneys, handlers.listUserJourneys);
+  router.openapi(getUserJourney, handlers.getUserJourney);
+  router.openapi(enrollInTrail, handlers.enrollInTrail);
+  router.openapi(recordLearningEvent, handlers.recordLearningEvent);
+  return router;
+}
