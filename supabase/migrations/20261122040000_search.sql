@@ -308,8 +308,8 @@ grant execute on function api.search_content(text, text, text, integer, integer,
 -- Purpose: autocomplete: titles (domain names) matching what the user has typed so far.
 -- Params:  q (2..100 characters after trimming), limit_count (1..20, default 5), snapshot_id.
 -- Returns: {suggestions: [{text, type}]}: titles starting with q first, then titles with a word
---          starting with q, then (q of 3+ characters) typo-tolerant trigram matches by word
---          similarity; each {text, type} once; ties by shorter text, then text, then type.
+--          starting with q, then (q of 4+ characters) typo-tolerant trigram matches by word
+--          similarity >= 0.5; each {text, type} once; ties by shorter text, then text, then type.
 -- Errors:  22023 q shorter than 2 characters or limit_count out of range; P0002 unknown snapshot_id.
 create function api.list_search_suggestions(q text, limit_count integer default 5, snapshot_id uuid default null)
 returns jsonb
@@ -317,7 +317,7 @@ language plpgsql
 stable
 security invoker
 set search_path = ''
-set pg_trgm.word_similarity_threshold = 0.4
+set pg_trgm.word_similarity_threshold = 0.5
 as $$
 declare
   normalized text := pg_catalog.btrim(private.search_normalize(list_search_suggestions.q));
@@ -336,7 +336,8 @@ begin
   end if;
   snapshot := private.resolve_snapshot_id(list_search_suggestions.snapshot_id);
   pattern := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(normalized, '\', '\\'), '%', '\%'), '_', '\_');
-  fuzzy := pg_catalog.char_length(normalized) >= 3;
+  -- Trigram matches of 2-3 characters are mostly noise ("gra" ~ "growth"): typos need 4+.
+  fuzzy := pg_catalog.char_length(normalized) >= 4;
 
   with titles as (
     select 'spark'::text as type, s.title as text, private.search_normalize(s.title) as norm from app.sparks s
@@ -371,7 +372,7 @@ begin
   -- unless trigram similarity vouches for them.
   kept as (
     select * from tiered t
-    where t.tier < 2 or (fuzzy and t.similarity >= 0.4)
+    where t.tier < 2 or (fuzzy and t.similarity >= 0.5)
   ),
   unique_suggestions as (
     select distinct on (k.text, k.type) k.* from kept k
@@ -390,5 +391,5 @@ begin
 end
 $$;
 comment on function api.list_search_suggestions(text, integer, uuid) is
-  'Autocomplete. Params: q (min 2 chars), limit_count (1..20, default 5), snapshot_id. Returns {suggestions:[{text,type}]}: title prefix matches, then word-prefix matches, then trigram typo matches; de-duplicated. Errors: 22023 invalid q/limit, P0002 unknown snapshot.';
+  'Autocomplete. Params: q (min 2 chars), limit_count (1..20, default 5), snapshot_id. Returns {suggestions:[{text,type}]}: title prefix matches, then word-prefix matches, then trigram typo matches (q of 4+ chars); de-duplicated. Errors: 22023 invalid q/limit, P0002 unknown snapshot.';
 grant execute on function api.list_search_suggestions(text, integer, uuid) to anon, authenticated;

@@ -33,11 +33,11 @@ grant execute on function pg_temp.spark(text) to anon, authenticated;
 grant execute on function pg_temp.slugs(jsonb) to anon, authenticated;
 
 -- Learner 1 mastered d-left (twice: counted once) and completed d-right; learner 2 mastered d-top.
-insert into app.learning_events (user_id, spark_id, verb)
-values ('41000000-0000-0000-0000-0000000000a1', pg_temp.spark('d-left'), 'mastered'),
-       ('41000000-0000-0000-0000-0000000000a1', pg_temp.spark('d-left'), 'mastered'),
-       ('41000000-0000-0000-0000-0000000000a1', pg_temp.spark('d-right'), 'completed'),
-       ('41000000-0000-0000-0000-0000000000a2', pg_temp.spark('d-top'), 'mastered');
+insert into app.learning_events (user_id, spark_id, verb, occurred_at)
+values ('41000000-0000-0000-0000-0000000000a1', pg_temp.spark('d-left'), 'mastered', now() - interval '2 days'),
+       ('41000000-0000-0000-0000-0000000000a1', pg_temp.spark('d-left'), 'mastered', now() - interval '1 day'),
+       ('41000000-0000-0000-0000-0000000000a1', pg_temp.spark('d-right'), 'completed', now()),
+       ('41000000-0000-0000-0000-0000000000a2', pg_temp.spark('d-top'), 'mastered', now());
 
 -- acting as learner 1
 set local role authenticated;

@@ -125,11 +125,12 @@ describe('graph routes', () => {
 
   it('GET /graph/path skips the caller’s mastered sparks by default and keeps them with skip_mastered=false', async () => {
     const learner = await testUser();
-    await t.db.sql`insert into app.learning_events (user_id, spark_id, verb) values
-      (${learner.id}, ${c.id('spark', 'variables')}, 'mastered'),
-      (${learner.id}, ${c.id('spark', 'variables')}, 'mastered'),
-      (${learner.id}, ${c.id('spark', 'loops')}, 'completed'),
-      (${user.id}, ${c.id('spark', 'types')}, 'started')`;
+    const classmate = await testUser();
+    await t.db.sql`insert into app.learning_events (user_id, spark_id, verb, occurred_at) values
+      (${learner.id}, ${c.id('spark', 'variables')}, 'mastered', now() - interval '2 days'),
+      (${learner.id}, ${c.id('spark', 'variables')}, 'mastered', now() - interval '1 day'),
+      (${learner.id}, ${c.id('spark', 'loops')}, 'completed', now()),
+      (${classmate.id}, ${c.id('spark', 'types')}, 'mastered', now())`;
     const skipped = await get('/graph/path?target=recursion', learner.headers);
     expect(skipped.body.path.map((s: { slug: string }) => s.slug)).toEqual(['types', 'conditionals', 'loops', 'functions', 'recursion']);
     expect(skipped.body.skipped_count).toBe(1);
@@ -137,9 +138,10 @@ describe('graph routes', () => {
     const kept = await get('/graph/path?target=recursion&skip_mastered=false', learner.headers);
     expect(kept.body.path).toHaveLength(6);
     expect(kept.body.skipped_count).toBe(0);
-    // Another user's mastery never affects this user's path.
-    const other = await get('/graph/path?target=recursion');
-    expect(other.body.skipped_count).toBe(0);
+    // Each user's mastery counts for that user only: the classmate mastered types, the learner variables.
+    const other = await get('/graph/path?target=recursion', classmate.headers);
+    expect(other.body.path.map((s: { slug: string }) => s.slug)).toEqual(['variables', 'conditionals', 'loops', 'functions', 'recursion']);
+    expect(other.body.skipped_count).toBe(1);
   });
 
   it('GET /graph/path answers a one-step path for a spark without prerequisites, 404 and 400 otherwise', async () => {

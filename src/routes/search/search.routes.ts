@@ -77,7 +77,7 @@ export const autocomplete = createRoute({
   tags: ['Search'],
   summary: 'Title suggestions while typing',
   description:
-    'Titles (domain names) starting with q first, then titles with a word starting with q, then (q of 3+ characters) ' +
+    'Titles (domain names) starting with q first, then titles with a word starting with q, then (q of 4+ characters) ' +
     `typo-tolerant trigram matches. Each {text,type} once. limit defaults to 5, at most ${AUTOCOMPLETE_MAX_LIMIT}.`,
   middleware: [guard] as const,
   security,
