@@ -15,6 +15,7 @@ import { createErrorHandler, createNotFoundHandler } from './http/error-handler.
 import { requestLogging } from './http/request-id.js';
 import { validationFailure } from './http/router.js';
 import { metadataRouter } from './routes/metadata/index.js';
+import { snapshotsRouter } from './routes/snapshots/index.js';
 import { journeysRouter } from './routes/journeys/index.js';
 import { searchRouter } from './routes/search/index.js';
 import { graphRouter } from './routes/graph/index.js';
@@ -59,6 +60,7 @@ export function createApp(deps: AppDeps) {
   app.use(contextMiddleware(resolveContext));
 
   app.route('/metadata', metadataRouter(rpc));
+  app.route('/snapshots', snapshotsRouter(rpc));
   app.route('/user', journeysRouter(rpc));
   app.route('/search', searchRouter(rpc));
   app.route('/graph', graphRouter(rpc));

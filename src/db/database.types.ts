@@ -14,11 +14,17 @@ export type Database = {
             "enroll_in_trail":
 { Args: { "trail_id": string }; Returns: Json
                            },
+"get_current_snapshot":
+{ Args: Record<PropertyKey, never>; Returns: Json
+                           },
 "get_learning_path":
 { Args: { "skip_mastered"?: boolean,"snapshot_id"?: string,"target": string }; Returns: Json
                            },
 "get_metadata":
 { Args: Record<PropertyKey, never>; Returns: Json
+                           },
+"get_snapshot":
+{ Args: { "id": string }; Returns: Json
                            },
 "get_spark_graph":
 { Args: { "direction"?: string,"max_depth"?: number,"slug": string,"snapshot_id"?: string }; Returns: Json
@@ -31,6 +37,9 @@ export type Database = {
                            },
 "list_search_suggestions":
 { Args: { "limit_count"?: number,"q": string,"snapshot_id"?: string }; Returns: Json
+                           },
+"list_snapshots":
+{ Args: { "page"?: number,"per_page"?: number,"status"?: string }; Returns: Json
                            },
 "list_spark_links":
 { Args: { "direction"?: string,"page"?: number,"per_page"?: number,"snapshot_id"?: string,"spark"?: string,"type"?: string }; Returns: Json

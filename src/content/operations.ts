@@ -1,0 +1,173 @@
+import { createReadStream } from 'node:fs';
+import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
+import type postgres from 'postgres';
+import { itemProblems, type BundleProblem } from './bundle-schema.js';
+import { BundleSyntaxError, readBundleItems } from './bundle-reader.js';
+
+/**
+ * The snapshot lifecycle as the CLI (and tests) drive it. Every step is one SQL function in
+ * `private` (see supabase/migrations/*_content_lifecycle.sql); this module only streams the
+ * bundle into the database and reports.
+ */
+
+export interface ImportOptions {
+  name?: string;
+  versionLabel?: string;
+  description?: string;
+  promote?: boolean;
+  /** Progress lines (the CLI prints them on stderr). */
+  progress?: (line: string) => void;
+}
+
+export interface ImportOutcome {
+  import_id: string;
+  status: 'succeeded' | 'failed';
+  snapshot_id: string | null;
+  parent_snapshot_id?: string | null;
+  snapshot_status?: 'draft' | 'published';
+  counts?: Record<string, number>;
+  timings?: Record<string, number>;
+  error?: { code: string; message: string; problems?: (BundleProblem & { cycle?: string[] })[]; problem_count?: number };
+}
+
+/** How many schema problems the CLI keeps in the error record (all are counted). */
+const MAX_LISTED_PROBLEMS = 1000;
+const COPY_BATCH_CHARS = 1 << 20;
+const PROGRESS_EVERY = 50_000;
+
+class SchemaProblems extends Error {
+  constructor(readonly problems: BundleProblem[], readonly total: number, readonly snapshotMeta: Record<string, unknown>) {
+    super(`the content bundle has ${total} problem${total === 1 ? '' : 's'}`);
+  }
+}
+
+/** COPY text format: backslash, tab, newline and carriage return are escaped. */
+const copyField = (text: string) =>
+  text.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'));
+
+/**
+ * Imports a bundle read from `source` into a new draft snapshot (promoted with `promote`).
+ * Elements are checked against the zod schema while they are streamed into a staging table
+ * with COPY; the database then validates the whole bundle and writes it set-based, in the same
+ * transaction. Every failure is recorded in app.content_imports and returned, never thrown.
+ */
+export async function importBundle(sql: postgres.Sql, source: AsyncIterable<string | Buffer>, options: ImportOptions = {}): Promise<ImportOutcome> {
+  const progress = options.progress ?? (() => undefined);
+  const startedAt = new Date();
+  const began = Date.now();
+  try {
+    return await sql.begin(async (tx) => {
+      await tx`select private.begin_content_staging()`;
+      const copy = await tx`copy pg_temp.content_bundle_items (kind, position, item) from stdin`.writable();
+      const problems: BundleProblem[] = [];
+      let problemTotal = 0;
+      let snapshotMeta: Record<string, unknown> = {};
+      let items = 0;
+      let batch = '';
+      const flush = async () => {
+        if (batch === '') return;
+        const ok = copy.write(batch);
+        batch = '';
+        if (!ok) await once(copy, 'drain');
+      };
+      try {
+        for await (const item of readBundleItems(source)) {
+          for (const problem of itemProblems(item.key, item.position, item.value)) {
+            problemTotal++;
+            if (problems.length < MAX_LISTED_PROBLEMS) problems.push(problem);
+          }
+          if (item.key === 'snapshot' && item.value && typeof item.value === 'object') snapshotMeta = item.value as Record<string, unknown>;
+          batch += `${copyField(item.key)}\t${item.position}\t${copyField(JSON.stringify(item.value))}\n`;
+          if (batch.length >= COPY_BATCH_CHARS) await flush();
+          if (++items % PROGRESS_EVERY === 0) progress(`read ${items.toLocaleString('en')} items (now in "${item.key}", ${seconds(began)})`);
+        }
+        await flush();
+        copy.end();
+        await finished(copy);
+      } catch (error) {
+        copy.destroy();
+        throw error;
+      }
+      if (problemTotal > 0) throw new SchemaProblems(problems, problemTotal, snapshotMeta);
+      progress(`read ${items.toLocaleString('en')} items in ${seconds(began)}; validating and writing in the database`);
+      const [row] = await tx<{ result: ImportOutcome }[]>`
+        select private.import_staged_content(
+          ${options.name ?? null}, ${options.versionLabel ?? null}, ${options.description ?? null}, ${options.promote ?? false}
+        ) as result`;
+      progress(`${row.result.status} in ${seconds(began)}`);
+      return row.result;
+    });
+  } catch (error) {
+    if (!(error instanceof SchemaProblems) && !(error instanceof BundleSyntaxError)) throw error;
+    const meta = error instanceof SchemaProblems ? error.snapshotMeta : {};
+    const failure =
+      error instanceof SchemaProblems
+        ? { code: '22023', message: error.message, problem_count: error.total, problems: error.problems }
+        : { code: '22P02', message: error.message, problem_count: 1, problems: [{ path: '$', message: error.message }] };
+    const name = options.name ?? (typeof meta.name === 'string' ? meta.name : null);
+    const versionLabel = options.versionLabel ?? (typeof meta.version_label === 'string' ? meta.version_label : null);
+    // Its own statement, after the rollback: the attempt is on record, no content is.
+    const [row] = await sql<{ id: string }[]>`
+      select private.record_failed_import(${name}, ${versionLabel}, ${sql.json(failure as unknown as postgres.JSONValue)}, ${startedAt}) as id`;
+    return { import_id: row.id, status: 'failed', snapshot_id: null, error: failure };
+  }
+}
+
+export function importBundleFile(sql: postgres.Sql, file: string, options: ImportOptions = {}): Promise<ImportOutcome> {
+  const source = file === '-' ? process.stdin.setEncoding('utf8') : createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 });
+  return importBundle(sql, source, options);
+}
+
+export interface LifecycleOutcome {
+  snapshot_id: string;
+  status: 'published';
+  previous_snapshot_id: string | null;
+}
+
+/** Draft -> current; the previous current is archived. Optionally checks the import that made it. */
+export async function promoteSnapshot(sql: postgres.Sql, snapshotId: string, importId?: string): Promise<LifecycleOutcome> {
+  const [row] = await sql<{ result: LifecycleOutcome }[]>`
+    select private.promote_snapshot(${snapshotId}::uuid, ${importId ?? null}::uuid) as result`;
+  return row.result;
+}
+
+/** Archived -> current again (default: the current snapshot's parent); the current is archived. */
+export async function rollbackSnapshot(sql: postgres.Sql, snapshotId?: string): Promise<LifecycleOutcome> {
+  const [row] = await sql<{ result: LifecycleOutcome }[]>`
+    select private.rollback_snapshot(${snapshotId ?? null}::uuid) as result`;
+  return row.result;
+}
+
+export interface SnapshotListing {
+  id: string;
+  name: string;
+  version_label: string;
+  description: string;
+  status: 'draft' | 'published' | 'archived';
+  created_at: string;
+  published_at: string | null;
+  parent_snapshot_id: string | null;
+  entity_counts: Record<string, number>;
+}
+
+export interface ImportListing {
+  id: string;
+  snapshot_id: string | null;
+  status: 'running' | 'succeeded' | 'failed';
+  name: string | null;
+  version_label: string | null;
+  counts: Record<string, number>;
+  error: string | null;
+  timings: Record<string, number>;
+  started_at: string;
+  finished_at: string | null;
+}
+
+export async function listContent(sql: postgres.Sql, imports = 10): Promise<{ snapshots: SnapshotListing[]; imports: ImportListing[] }> {
+  const [row] = await sql<{ snapshots: SnapshotListing[]; imports: ImportListing[] }[]>`
+    select private.list_content_snapshots() as snapshots, private.list_content_imports(${imports}) as imports`;
+  return row;
+}
+
+const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)}s`;
