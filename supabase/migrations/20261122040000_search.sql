@@ -8,8 +8,9 @@
 --     weight A, summary/description at weight B. 'english' stems ("joins" finds "join") and drops
 --     stop words, so "the basics of sql" means "basic & sql" instead of demanding the literal
 --     "the" and "of". A query made only of stop words has no lexeme and matches nothing.
---   * The documents are expression indexes (GIN), not stored columns: the content tables keep
---     their shape, so imports and snapshot copies are unaffected.
+--   * The documents are stored generated columns (search_vector, search_title) with GIN indexes:
+--     computed once per written row, never per query. Writers name their columns, so they are
+--     unaffected.
 --   * Titles also get a trigram GIN index for autocomplete (prefix and typo-tolerant matches)
 --     and for the search fallback when the full-text query finds nothing (typos).
 
@@ -44,15 +45,32 @@ comment on function private.search_document(text, text) is
   'Weighted english tsvector of a content row: title at weight A, summary/description at weight B.';
 grant execute on function private.search_document(text, text) to anon, authenticated;
 
-create index sparks_search on app.sparks using gin (private.search_document(title, summary));
-create index concepts_search on app.concepts using gin (private.search_document(title, description));
-create index trails_search on app.trails using gin (private.search_document(title, description));
-create index domains_search on app.domains using gin (private.search_document(name, description));
+-- Stored generated columns, so matching, counting and ranking read a precomputed vector instead
+-- of running unaccent + to_tsvector per row (a seq scan over many matches stays cheap). The
+-- content writers (import, test builder) name their columns, so the extra columns are invisible
+-- to them.
+alter table app.sparks
+  add column search_vector tsvector generated always as (private.search_document(title, summary)) stored,
+  add column search_title text generated always as (private.search_normalize(title)) stored;
+alter table app.concepts
+  add column search_vector tsvector generated always as (private.search_document(title, description)) stored,
+  add column search_title text generated always as (private.search_normalize(title)) stored;
+alter table app.trails
+  add column search_vector tsvector generated always as (private.search_document(title, description)) stored,
+  add column search_title text generated always as (private.search_normalize(title)) stored;
+alter table app.domains
+  add column search_vector tsvector generated always as (private.search_document(name, description)) stored,
+  add column search_title text generated always as (private.search_normalize(name)) stored;
 
-create index sparks_title_trgm on app.sparks using gin (private.search_normalize(title) extensions.gin_trgm_ops);
-create index concepts_title_trgm on app.concepts using gin (private.search_normalize(title) extensions.gin_trgm_ops);
-create index trails_title_trgm on app.trails using gin (private.search_normalize(title) extensions.gin_trgm_ops);
-create index domains_name_trgm on app.domains using gin (private.search_normalize(name) extensions.gin_trgm_ops);
+create index sparks_search on app.sparks using gin (search_vector);
+create index concepts_search on app.concepts using gin (search_vector);
+create index trails_search on app.trails using gin (search_vector);
+create index domains_search on app.domains using gin (search_vector);
+
+create index sparks_title_trgm on app.sparks using gin (search_title extensions.gin_trgm_ops);
+create index concepts_title_trgm on app.concepts using gin (search_title extensions.gin_trgm_ops);
+create index trails_title_trgm on app.trails using gin (search_title extensions.gin_trgm_ops);
+create index domains_name_trgm on app.domains using gin (search_title extensions.gin_trgm_ops);
 
 -- private.search_query
 -- Purpose: the tsquery for a normalised search text: websearch_to_tsquery('english'), widened
@@ -111,36 +129,36 @@ begin
     return query
       select 'spark'::text, s.snapshot_id, s.id, s.difficulty from app.sparks s
        where (search_matches.snapshot is null or s.snapshot_id = search_matches.snapshot)
-         and private.search_document(s.title, s.summary) @@ search_matches.query
+         and s.search_vector @@ search_matches.query
       union all
       select 'concept', c.snapshot_id, c.id, null from app.concepts c
        where (search_matches.snapshot is null or c.snapshot_id = search_matches.snapshot)
-         and private.search_document(c.title, c.description) @@ search_matches.query
+         and c.search_vector @@ search_matches.query
       union all
       select 'trail', t.snapshot_id, t.id, t.difficulty_level from app.trails t
        where (search_matches.snapshot is null or t.snapshot_id = search_matches.snapshot)
-         and private.search_document(t.title, t.description) @@ search_matches.query
+         and t.search_vector @@ search_matches.query
       union all
       select 'domain', d.snapshot_id, d.id, null from app.domains d
        where (search_matches.snapshot is null or d.snapshot_id = search_matches.snapshot)
-         and private.search_document(d.name, d.description) @@ search_matches.query;
+         and d.search_vector @@ search_matches.query;
   else
     return query
       select 'spark'::text, s.snapshot_id, s.id, s.difficulty from app.sparks s
        where (search_matches.snapshot is null or s.snapshot_id = search_matches.snapshot)
-         and search_matches.normalized operator(extensions.<%) private.search_normalize(s.title)
+         and search_matches.normalized operator(extensions.<%) s.search_title
       union all
       select 'concept', c.snapshot_id, c.id, null from app.concepts c
        where (search_matches.snapshot is null or c.snapshot_id = search_matches.snapshot)
-         and search_matches.normalized operator(extensions.<%) private.search_normalize(c.title)
+         and search_matches.normalized operator(extensions.<%) c.search_title
       union all
       select 'trail', t.snapshot_id, t.id, t.difficulty_level from app.trails t
        where (search_matches.snapshot is null or t.snapshot_id = search_matches.snapshot)
-         and search_matches.normalized operator(extensions.<%) private.search_normalize(t.title)
+         and search_matches.normalized operator(extensions.<%) t.search_title
       union all
       select 'domain', d.snapshot_id, d.id, null from app.domains d
        where (search_matches.snapshot is null or d.snapshot_id = search_matches.snapshot)
-         and search_matches.normalized operator(extensions.<%) private.search_normalize(d.name);
+         and search_matches.normalized operator(extensions.<%) d.search_title;
   end if;
 end
 $$;
@@ -231,26 +249,26 @@ begin
   ranked as (
     select c.type, c.id, x.slug, x.title, x.summary,
            pg_catalog.round((case when fuzzy
-             then extensions.word_similarity(normalized, private.search_normalize(x.title))
+             then extensions.word_similarity(normalized, x.normalized_title)
              else pg_catalog.ts_rank(x.document, query, 1)
-                  + case when private.search_normalize(x.title) = normalized then 1.0
-                         when private.search_normalize(x.title) like
+                  + case when x.normalized_title = normalized then 1.0
+                         when x.normalized_title like
                               pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(normalized, '\', '\\'), '%', '\%'), '_', '\_') || '%'
                            then 0.5
                          else 0 end
              end)::numeric, 6)::double precision as score
     from candidates c
     cross join lateral (
-      select s.slug, s.title, s.summary, private.search_document(s.title, s.summary) as document
+      select s.slug, s.title, s.summary, s.search_vector as document, s.search_title as normalized_title
         from app.sparks s where c.type = 'spark' and s.snapshot_id = c.snapshot_id and s.id = c.id
       union all
-      select k.slug, k.title, k.description, private.search_document(k.title, k.description)
+      select k.slug, k.title, k.description, k.search_vector, k.search_title
         from app.concepts k where c.type = 'concept' and k.snapshot_id = c.snapshot_id and k.id = c.id
       union all
-      select t.slug, t.title, t.description, private.search_document(t.title, t.description)
+      select t.slug, t.title, t.description, t.search_vector, t.search_title
         from app.trails t where c.type = 'trail' and t.snapshot_id = c.snapshot_id and t.id = c.id
       union all
-      select d.slug, d.name, d.description, private.search_document(d.name, d.description)
+      select d.slug, d.name, d.description, d.search_vector, d.search_title
         from app.domains d where c.type = 'domain' and d.snapshot_id = c.snapshot_id and d.id = c.id
     ) x
   ),
@@ -340,25 +358,25 @@ begin
   fuzzy := pg_catalog.char_length(normalized) >= 4;
 
   with titles as (
-    select 'spark'::text as type, s.title as text, private.search_normalize(s.title) as norm from app.sparks s
+    select 'spark'::text as type, s.title as text, s.search_title as norm from app.sparks s
      where (snapshot is null or s.snapshot_id = snapshot)
-       and (private.search_normalize(s.title) like '%' || pattern || '%'
-            or (fuzzy and normalized operator(extensions.<%) private.search_normalize(s.title)))
+       and (s.search_title like '%' || pattern || '%'
+            or (fuzzy and normalized operator(extensions.<%) s.search_title))
     union all
-    select 'concept', c.title, private.search_normalize(c.title) from app.concepts c
+    select 'concept', c.title, c.search_title from app.concepts c
      where (snapshot is null or c.snapshot_id = snapshot)
-       and (private.search_normalize(c.title) like '%' || pattern || '%'
-            or (fuzzy and normalized operator(extensions.<%) private.search_normalize(c.title)))
+       and (c.search_title like '%' || pattern || '%'
+            or (fuzzy and normalized operator(extensions.<%) c.search_title))
     union all
-    select 'trail', t.title, private.search_normalize(t.title) from app.trails t
+    select 'trail', t.title, t.search_title from app.trails t
      where (snapshot is null or t.snapshot_id = snapshot)
-       and (private.search_normalize(t.title) like '%' || pattern || '%'
-            or (fuzzy and normalized operator(extensions.<%) private.search_normalize(t.title)))
+       and (t.search_title like '%' || pattern || '%'
+            or (fuzzy and normalized operator(extensions.<%) t.search_title))
     union all
-    select 'domain', d.name, private.search_normalize(d.name) from app.domains d
+    select 'domain', d.name, d.search_title from app.domains d
      where (snapshot is null or d.snapshot_id = snapshot)
-       and (private.search_normalize(d.name) like '%' || pattern || '%'
-            or (fuzzy and normalized operator(extensions.<%) private.search_normalize(d.name)))
+       and (d.search_title like '%' || pattern || '%'
+            or (fuzzy and normalized operator(extensions.<%) d.search_title))
   ),
   tiered as (
     select t.type, t.text,

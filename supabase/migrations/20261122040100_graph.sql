@@ -137,7 +137,7 @@ grant execute on function api.get_spark_graph(text, text, integer, uuid) to anon
 --          Order: Kahn's algorithm in rounds. Round 0 holds the sparks with no prerequisite in
 --          the set; round k those whose prerequisites all sit in earlier rounds; inside a round,
 --          lower(title) then id. So every spark comes after all of its prerequisites. If the data
---          had a cycle, its members would go last, by title then id (imports reject cycles).
+--          had a cycle (imports reject them) the call still ends; its members go last.
 --          total_mins sums the returned steps; skipped_count counts the sparks left out.
 -- Errors:  P0002 unknown target or snapshot_id.
 create function api.get_learning_path(target text, skip_mastered boolean default true, snapshot_id uuid default null)
@@ -149,11 +149,8 @@ set search_path = ''
 as $$
 declare
   root record;
-  remaining uuid[];
-  ready uuid[];
-  ordered_ids uuid[] := '{}';
-  ordered_rounds integer[] := '{}';
-  round integer := 0;
+  ordered_ids uuid[];
+  ordered_rounds integer[];
   mastered uuid[] := '{}';
   caller uuid := auth.uid();
   result jsonb;
@@ -165,32 +162,51 @@ begin
       detail = pg_catalog.jsonb_build_object('target', get_learning_path.target)::text;
   end if;
 
-  -- The ancestor closure; UNION makes it terminate on any graph.
-  with recursive closure (id) as (
+  -- Kahn's algorithm in rounds, set-based: the round of a spark is the length of the longest
+  -- prerequisite chain above it inside the closure (0 for sparks without prerequisites), which is
+  -- exactly the round in which Kahn's algorithm frees it. Computed top-down from the sources with
+  -- UNION-deduplicated (spark, round) pairs, so the cost is (closure edges) x (longest chain).
+  -- Cycle guard: rounds stop growing at the closure size, and sparks that never become free
+  -- (members of a cycle) take that size as their round, i.e. go last.
+  with recursive
+  closure (id) as (
     select root.id
     union
     select l.source_id
     from closure c
     join app.spark_links l
       on l.snapshot_id = root.snapshot_id and l.target_id = c.id and l.type = 'prerequisite'
+  ),
+  closure_size (n) as (
+    select pg_catalog.count(*)::integer from closure
+  ),
+  -- Every prerequisite link inside the closure: exactly the links whose target is in it (their
+  -- sources are ancestors too), found through spark_links_target one closure member at a time.
+  closure_links (source_id, target_id) as materialized (
+    select l.source_id, l.target_id
+    from closure c
+    join app.spark_links l
+      on l.snapshot_id = root.snapshot_id and l.target_id = c.id and l.type = 'prerequisite'
+  ),
+  rounds (id, round) as (
+    select c.id, 0
+    from closure c
+    where not exists (select from closure_links k where k.target_id = c.id)
+    union
+    select k.target_id, r.round + 1
+    from rounds r
+    join closure_links k on k.source_id = r.id
+    where r.round < (select z.n from closure_size z)
+  ),
+  placed as (
+    select c.id, coalesce(pg_catalog.max(r.round), (select z.n from closure_size z)) as round
+    from closure c
+    left join rounds r on r.id = c.id
+    group by c.id
   )
-  select pg_catalog.array_agg(c.id) into remaining from closure c;
-
-  loop
-    exit when pg_catalog.cardinality(remaining) = 0;
-    select pg_catalog.array_agg(r.id) into ready
-    from unnest(remaining) r(id)
-    where not exists (
-      select from app.spark_links l
-      where l.snapshot_id = root.snapshot_id and l.target_id = r.id and l.type = 'prerequisite'
-        and l.source_id = any (remaining));
-    -- Cycle guard: nothing is free although sparks remain; place the rest in a last round.
-    ready := coalesce(ready, remaining);
-    ordered_ids := ordered_ids || ready;
-    ordered_rounds := ordered_rounds || pg_catalog.array_fill(round, array[pg_catalog.cardinality(ready)]);
-    remaining := array(select unnest(remaining) except select unnest(ready));
-    round := round + 1;
-  end loop;
+  select pg_catalog.array_agg(p.id order by p.id), pg_catalog.array_agg(p.round order by p.id)
+  into ordered_ids, ordered_rounds
+  from placed p;
 
   -- learning_events is readable only by signed-in users (RLS: their own rows); anon has no
   -- grant at all, so look only when this role may.

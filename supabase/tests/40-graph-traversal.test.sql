@@ -1,7 +1,7 @@
 -- api.get_spark_graph walks prerequisite links with recursive CTEs: shortest depths, edges
 -- inside the subgraph, depth cut-off, and termination on cyclic data.
 begin;
-select plan(16);
+select plan(17);
 
 insert into app.snapshots (id, name, version_label, status, published_at)
 values ('40000000-0000-0000-0000-000000000000', 'graph fixture', 'v40', 'published', now());
@@ -66,6 +66,9 @@ select is(pg_temp.depths(api.get_spark_graph('y1', 'both', 10)),
   'a cycle terminates and every node appears once');
 select is(jsonb_array_length(api.get_spark_graph('y1', 'ancestors', 10) -> 'edges'), 3,
   'a cycle keeps its three edges once each');
+select is((select array_agg(s ->> 'slug' order by s ->> 'slug') from jsonb_array_elements(api.get_learning_path('y1') -> 'path') s),
+  array['y1', 'y2', 'y3'],
+  'a learning path over a cycle ends and lists each member once');
 select throws_ok($$ select api.get_spark_graph('no-such-spark') $$, 'P0002', 'spark not found',
   'an unknown slug is not found');
 select throws_ok($$ select api.get_spark_graph('c1', 'sideways') $$, '22023', null,
