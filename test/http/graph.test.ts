@@ -68,6 +68,7 @@ describe('graph routes', () => {
   it('GET /graph/sparks/{slug} returns ancestors to depth 3 by default, each at its shortest depth', async () => {
     const { res, body } = await get('/graph/sparks/recursion');
     expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('private, no-store');
     expect(SparkGraphSchema.parse(body)).toBeTruthy();
     expect(body.root_id).toBe(c.id('spark', 'recursion'));
     expect(body.direction).toBe('ancestors');

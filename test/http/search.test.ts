@@ -88,6 +88,7 @@ describe('search routes', () => {
   it('GET /search/ returns ranked items with the item fields, meta and facets', async () => {
     const { res, body } = await search('q=sql');
     expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('private, no-store');
     expect(SearchResultSchema.parse(body)).toBeTruthy();
     // Title matches (weight A) rank above summary/description-only matches.
     expect(body.data[0]).toMatchObject({ type: 'trail', slug: 'sql-foundations', title: 'SQL Foundations', summary: 'Query relational databases with confidence' });
@@ -213,6 +214,17 @@ describe('search routes', () => {
     expect(two.suggestions).toHaveLength(2);
     const twenty = await (await t.app.request('/search/autocomplete?q=graph&limit=20', { headers })).json();
     expect(twenty.suggestions).toHaveLength(7);
+  });
+
+  it('GET /search/autocomplete reads the snapshot named by snapshot_id and answers 404 for an unknown one', async () => {
+    const draft = await insertCatalog(t.db.sql, { sparks: [{ slug: 'draft-suggestion', title: 'Zeppelin Navigation' }] }, { status: 'draft' });
+    const current = await (await t.app.request('/search/autocomplete?q=zepp', { headers })).json();
+    expect(current.suggestions).toEqual([]);
+    const drafted = await (await t.app.request(`/search/autocomplete?q=zepp&snapshot_id=${draft.snapshotId}`, { headers })).json();
+    expect(drafted.suggestions).toEqual([{ text: 'Zeppelin Navigation', type: 'spark' }]);
+    const missing = await t.app.request('/search/autocomplete?q=zepp&snapshot_id=3f1c2d4e-5b6a-4c7d-8e9f-0a1b2c3d4e5f', { headers });
+    expect(missing.status).toBe(404);
+    expect((await missing.json()).error.code).toBe('NOT_FOUND');
   });
 
   it('GET /search/autocomplete rejects q shorter than 2 characters and limits outside 1..20', async () => {
