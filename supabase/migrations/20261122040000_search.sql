@@ -114,10 +114,12 @@ grant execute on function private.search_query(text) to anon, authenticated;
 
 -- private.search_matches
 -- Purpose: every content row of the snapshot matching the query, without ranking: the set that
---          facets count and the ranked candidates are drawn from. `fuzzy` switches from the
+--          facets count and the ranked candidates are drawn from. title_hit (the query matches
+--          the title alone, a cheap check on the stored vector) decides which rows are ranked
+--          first when there are more matches than the rank cap. `fuzzy` switches from the
 --          full-text match to the trigram word-similarity match on titles (typo fallback).
 create function private.search_matches(snapshot uuid, query tsquery, normalized text, fuzzy boolean)
-returns table (type text, snapshot_id uuid, id uuid, difficulty text)
+returns table (type text, snapshot_id uuid, id uuid, difficulty text, title_hit boolean)
 language plpgsql
 stable
 security invoker
@@ -127,43 +129,51 @@ as $$
 begin
   if not search_matches.fuzzy then
     return query
-      select 'spark'::text, s.snapshot_id, s.id, s.difficulty from app.sparks s
+      select 'spark'::text, s.snapshot_id, s.id, s.difficulty,
+             pg_catalog.ts_filter(s.search_vector, '{a}') @@ search_matches.query
+        from app.sparks s
        where (search_matches.snapshot is null or s.snapshot_id = search_matches.snapshot)
          and s.search_vector @@ search_matches.query
       union all
-      select 'concept', c.snapshot_id, c.id, null from app.concepts c
+      select 'concept', c.snapshot_id, c.id, null,
+             pg_catalog.ts_filter(c.search_vector, '{a}') @@ search_matches.query
+        from app.concepts c
        where (search_matches.snapshot is null or c.snapshot_id = search_matches.snapshot)
          and c.search_vector @@ search_matches.query
       union all
-      select 'trail', t.snapshot_id, t.id, t.difficulty_level from app.trails t
+      select 'trail', t.snapshot_id, t.id, t.difficulty_level,
+             pg_catalog.ts_filter(t.search_vector, '{a}') @@ search_matches.query
+        from app.trails t
        where (search_matches.snapshot is null or t.snapshot_id = search_matches.snapshot)
          and t.search_vector @@ search_matches.query
       union all
-      select 'domain', d.snapshot_id, d.id, null from app.domains d
+      select 'domain', d.snapshot_id, d.id, null,
+             pg_catalog.ts_filter(d.search_vector, '{a}') @@ search_matches.query
+        from app.domains d
        where (search_matches.snapshot is null or d.snapshot_id = search_matches.snapshot)
          and d.search_vector @@ search_matches.query;
   else
     return query
-      select 'spark'::text, s.snapshot_id, s.id, s.difficulty from app.sparks s
+      select 'spark'::text, s.snapshot_id, s.id, s.difficulty, true from app.sparks s
        where (search_matches.snapshot is null or s.snapshot_id = search_matches.snapshot)
          and search_matches.normalized operator(extensions.<%) s.search_title
       union all
-      select 'concept', c.snapshot_id, c.id, null from app.concepts c
+      select 'concept', c.snapshot_id, c.id, null, true from app.concepts c
        where (search_matches.snapshot is null or c.snapshot_id = search_matches.snapshot)
          and search_matches.normalized operator(extensions.<%) c.search_title
       union all
-      select 'trail', t.snapshot_id, t.id, t.difficulty_level from app.trails t
+      select 'trail', t.snapshot_id, t.id, t.difficulty_level, true from app.trails t
        where (search_matches.snapshot is null or t.snapshot_id = search_matches.snapshot)
          and search_matches.normalized operator(extensions.<%) t.search_title
       union all
-      select 'domain', d.snapshot_id, d.id, null from app.domains d
+      select 'domain', d.snapshot_id, d.id, null, true from app.domains d
        where (search_matches.snapshot is null or d.snapshot_id = search_matches.snapshot)
          and search_matches.normalized operator(extensions.<%) d.search_title;
   end if;
 end
 $$;
 comment on function private.search_matches(uuid, tsquery, text, boolean) is
-  'Unranked matches (type, snapshot_id, id, difficulty) of a search in one snapshot: full-text, or trigram on titles when fuzzy.';
+  'Unranked matches (type, snapshot_id, id, difficulty, title_hit) of a search in one snapshot: full-text, or trigram on titles when fuzzy.';
 grant execute on function private.search_matches(uuid, tsquery, text, boolean) to anon, authenticated;
 
 -- api.search_content
@@ -175,7 +185,8 @@ grant execute on function private.search_matches(uuid, tsquery, text, boolean) t
 -- Returns: {data: [{type,id,slug,title,summary,score}], meta: {total,page,per_page,total_pages,
 --          has_next,has_prev}, facets: {types: {spark,concept,trail,domain}, difficulties:
 --          {beginner,intermediate,advanced,expert}}}. Ordered by score desc, then lower(title),
---          type, id. Only the first 1000 matches are ranked (pages beyond them are empty);
+--          type, id. At most 1000 matches are ranked (title matches first, then type and id);
+--          pages beyond them are empty;
 --          meta.total and the facets count every match. facets.types ignores the type filter and
 --          facets.difficulties ignores the difficulty filter (each facet shows its alternatives).
 --          When the full-text query matches nothing, titles are matched by trigram word
@@ -234,7 +245,7 @@ begin
   end if;
 
   with matched as materialized (
-    select m.type, m.snapshot_id, m.id, m.difficulty
+    select m.type, m.snapshot_id, m.id, m.difficulty, m.title_hit
     from private.search_matches(snapshot, query, normalized, fuzzy) m
     where pg_catalog.numnode(query) > 0
   ),
@@ -243,8 +254,10 @@ begin
     where (search_content.type is null or m.type = search_content.type)
       and (search_content.difficulty is null or m.difficulty = search_content.difficulty)
   ),
+  -- Rank only what can reach a page: title matches first (they carry weight A), then a stable
+  -- order, up to the cap. Counting above never ranks.
   candidates as (
-    select f.* from filtered f limit rank_cap
+    select f.* from filtered f order by f.title_hit desc, f.type, f.id limit rank_cap
   ),
   ranked as (
     select c.type, c.id, x.slug, x.title, x.summary,

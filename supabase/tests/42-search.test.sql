@@ -1,7 +1,7 @@
 -- Search ranking basics: weighted english full-text, accent-insensitive, facets over all
 -- matches, typo fallback, and autocomplete tiers.
 begin;
-select plan(12);
+select plan(15);
 
 insert into app.snapshots (id, name, version_label, status, published_at)
 values ('42000000-0000-0000-0000-000000000000', 'search fixture', 'v42', 'published', now());
@@ -11,6 +11,15 @@ from (values ('window-functions', 'Window Functions', 'Rank rows over a partitio
              ('partitions', 'Table Partitioning', 'Split big tables; window functions are unrelated', 'expert'),
              ('creme', 'Crème Anglaise', 'A pouring custard', 'beginner'),
              ('functions-intro', 'Functions', 'Reusable blocks of code', 'beginner')) s(slug, title, summary, difficulty);
+
+-- 1200 sparks that mention "zebra" only in their summary, and one that has it in its title:
+-- more matches than the rank cap (1000).
+insert into app.sparks (snapshot_id, id, slug, title, summary, difficulty, estimated_mins)
+select '42000000-0000-0000-0000-000000000000', extensions.gen_random_uuid(), 'filler-' || i, 'Filler ' || i,
+       'a long note that mentions a zebra once among many other words', 'beginner', 5
+from generate_series(1, 1200) i;
+insert into app.sparks (snapshot_id, id, slug, title, summary, difficulty, estimated_mins)
+values ('42000000-0000-0000-0000-000000000000', 'ffffffff-0000-0000-0000-000000000000', 'zebra-crossing', 'Zebra Crossing', 'Road safety', 'beginner', 5);
 
 create function pg_temp.slugs(result jsonb) returns text[] language sql as
   $$ select array_agg(d ->> 'slug' order by o) from jsonb_array_elements(result -> 'data') with ordinality e(d, o) $$;
@@ -39,6 +48,13 @@ select is(api.search_content('functions', per_page => 1) -> 'facets' -> 'types',
   'facets count every match, not the page');
 select is((api.search_content('functions', difficulty => 'beginner') -> 'meta' ->> 'total')::int, 1,
   'difficulty filters sparks');
+select is((pg_temp.slugs(api.search_content('zebra', per_page => 50)))[1], 'zebra-crossing',
+  'beyond the rank cap, title matches are still ranked first');
+select is(api.search_content('zebra', per_page => 50) -> 'meta',
+  '{"total":1201,"page":1,"per_page":50,"total_pages":20,"has_next":true,"has_prev":false}'::jsonb,
+  'meta.total counts every match while pages stop at the 1000 ranked ones');
+select is(api.search_content('zebra', page => 21, per_page => 50) -> 'data', '[]'::jsonb,
+  'a page past the rank cap is empty');
 select throws_ok($$ select api.search_content('x', difficulty => 'easy') $$, '22023', null,
   'an unknown difficulty is invalid input');
 select throws_ok($$ select api.search_content('x', per_page => 51) $$, '22023', null,
