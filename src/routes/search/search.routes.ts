@@ -55,8 +55,8 @@ export const searchContent = createRoute({
   description:
     'English full-text search (accent-insensitive; title weighs more than summary/description) over the selected snapshot. ' +
     'Plain words also match the last word as a prefix; when nothing matches, titles are matched with trigram similarity (typos). ' +
-    `Ordered by score, then title, type, id. per_page at most ${SEARCH_MAX_PER_PAGE}; only the best 1000 matches are ranked. ` +
-    'facets.types ignores the type filter, facets.difficulties ignores the difficulty filter; both count every match.',
+    `Ordered by score, then title, type, id. per_page at most ${SEARCH_MAX_PER_PAGE}; at most 1000 matches are ranked (title matches first); meta.total and facets count every match. ` +
+    'facets.types ignores the type filter, facets.difficulties ignores the difficulty filter.',
   middleware: [guard] as const,
   security,
   request: {
