@@ -335,12 +335,65 @@ comment on function api.search_content(text, text, text, integer, integer, uuid)
   'Full-text search (english, accent-insensitive, title A > summary/description B) over sparks, concepts, trails, domains of a snapshot. Params: q, type, difficulty, page, per_page (max 50), snapshot_id. Returns {data:[{type,id,slug,title,summary,score}], meta, facets:{types,difficulties}}. Errors: 22023 invalid parameter, P0002 unknown snapshot.';
 grant execute on function api.search_content(text, text, text, integer, integer, uuid) to anon, authenticated;
 
+-- Autocomplete's first tier walks these in order and stops after `limit` rows: title-prefix
+-- suggestions cost the same however many titles share the prefix. Collation "C" makes the
+-- btree serve both `like 'prefix%'` and the order.
+create index sparks_search_title on app.sparks (snapshot_id, (search_title collate "C"));
+create index concepts_search_title on app.concepts (snapshot_id, (search_title collate "C"));
+create index trails_search_title on app.trails (snapshot_id, (search_title collate "C"));
+create index domains_search_title on app.domains (snapshot_id, (search_title collate "C"));
+
+-- private.suggest_title_prefixes
+-- Purpose: autocomplete tier 0: distinct {text, type} whose normalised title starts with the
+--          pattern, in normalised-title order, at most `wanted` per content type (index walks).
+create function private.suggest_title_prefixes(snapshot uuid, pattern text, wanted integer)
+returns table (type text, text text, norm text)
+language sql
+stable
+security invoker
+set search_path = ''
+as $$
+  (select distinct on (s.search_title collate "C", s.title) 'spark'::text, s.title, s.search_title
+   from app.sparks s
+   where (suggest_title_prefixes.snapshot is null or s.snapshot_id = suggest_title_prefixes.snapshot)
+     and (s.search_title collate "C") like suggest_title_prefixes.pattern || '%'
+   order by s.search_title collate "C", s.title
+   limit suggest_title_prefixes.wanted)
+  union all
+  (select distinct on (c.search_title collate "C", c.title) 'concept', c.title, c.search_title
+   from app.concepts c
+   where (suggest_title_prefixes.snapshot is null or c.snapshot_id = suggest_title_prefixes.snapshot)
+     and (c.search_title collate "C") like suggest_title_prefixes.pattern || '%'
+   order by c.search_title collate "C", c.title
+   limit suggest_title_prefixes.wanted)
+  union all
+  (select distinct on (t.search_title collate "C", t.title) 'trail', t.title, t.search_title
+   from app.trails t
+   where (suggest_title_prefixes.snapshot is null or t.snapshot_id = suggest_title_prefixes.snapshot)
+     and (t.search_title collate "C") like suggest_title_prefixes.pattern || '%'
+   order by t.search_title collate "C", t.title
+   limit suggest_title_prefixes.wanted)
+  union all
+  (select distinct on (d.search_title collate "C", d.name) 'domain', d.name, d.search_title
+   from app.domains d
+   where (suggest_title_prefixes.snapshot is null or d.snapshot_id = suggest_title_prefixes.snapshot)
+     and (d.search_title collate "C") like suggest_title_prefixes.pattern || '%'
+   order by d.search_title collate "C", d.name
+   limit suggest_title_prefixes.wanted)
+$$;
+comment on function private.suggest_title_prefixes(uuid, text, integer) is
+  'Autocomplete tier 0: titles starting with a LIKE-escaped pattern, at most `wanted` per content type, via the (snapshot_id, search_title collate C) indexes.';
+grant execute on function private.suggest_title_prefixes(uuid, text, integer) to anon, authenticated;
+
 -- api.list_search_suggestions
 -- Purpose: autocomplete: titles (domain names) matching what the user has typed so far.
 -- Params:  q (2..100 characters after trimming), limit_count (1..20, default 5), snapshot_id.
--- Returns: {suggestions: [{text, type}]}: titles starting with q first, then titles with a word
---          starting with q, then (q of 4+ characters) typo-tolerant trigram matches by word
---          similarity >= 0.5; each {text, type} once; ties by shorter text, then text, then type.
+-- Returns: {suggestions: [{text, type}]}, best first, each {text, type} once:
+--          tier 0, titles starting with q (in alphabetical order of the normalised title);
+--          tier 1, titles with a later word starting with q; tier 2 (q of 4+ characters),
+--          typo-tolerant trigram matches (word similarity >= 0.5). Tiers 1 and 2 are ordered by
+--          similarity, shorter text, text, type, and are only computed when the earlier tiers
+--          leave room, so a common prefix costs an index walk of `limit` rows.
 -- Errors:  22023 q shorter than 2 characters or limit_count out of range; P0002 unknown snapshot_id.
 create function api.list_search_suggestions(q text, limit_count integer default 5, snapshot_id uuid default null)
 returns jsonb
@@ -353,9 +406,11 @@ as $$
 declare
   normalized text := pg_catalog.btrim(private.search_normalize(list_search_suggestions.q));
   pattern text;
+  word_start text;
   snapshot uuid;
-  fuzzy boolean;
-  result jsonb;
+  wanted integer := list_search_suggestions.limit_count;
+  suggestions jsonb := '[]'::jsonb;
+  more jsonb;
 begin
   if list_search_suggestions.q is null or pg_catalog.char_length(normalized) not between 2 and 100 then
     raise exception using errcode = '22023', message = 'q must be 2 to 100 characters',
@@ -367,60 +422,75 @@ begin
   end if;
   snapshot := private.resolve_snapshot_id(list_search_suggestions.snapshot_id);
   pattern := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(normalized, '\', '\\'), '%', '\%'), '_', '\_');
-  -- Trigram matches of 2-3 characters are mostly noise ("gra" ~ "growth"): typos need 4+.
-  fuzzy := pg_catalog.char_length(normalized) >= 4;
+  word_start := '(^|[^[:alnum:]])' || pg_catalog.regexp_replace(normalized, '([^[:alnum:][:space:]])', '\\\1', 'g');
 
-  with titles as (
-    select 'spark'::text as type, s.title as text, s.search_title as norm from app.sparks s
-     where (snapshot is null or s.snapshot_id = snapshot)
-       and (s.search_title like '%' || pattern || '%'
-            or (fuzzy and normalized operator(extensions.<%) s.search_title))
-    union all
-    select 'concept', c.title, c.search_title from app.concepts c
-     where (snapshot is null or c.snapshot_id = snapshot)
-       and (c.search_title like '%' || pattern || '%'
-            or (fuzzy and normalized operator(extensions.<%) c.search_title))
-    union all
-    select 'trail', t.title, t.search_title from app.trails t
-     where (snapshot is null or t.snapshot_id = snapshot)
-       and (t.search_title like '%' || pattern || '%'
-            or (fuzzy and normalized operator(extensions.<%) t.search_title))
-    union all
-    select 'domain', d.name, d.search_title from app.domains d
-     where (snapshot is null or d.snapshot_id = snapshot)
-       and (d.search_title like '%' || pattern || '%'
-            or (fuzzy and normalized operator(extensions.<%) d.search_title))
-  ),
-  tiered as (
-    select t.type, t.text,
-           case when t.norm like pattern || '%' then 0
-                when t.norm ~ ('(^|[^[:alnum:]])' || pg_catalog.regexp_replace(normalized, '([^[:alnum:][:space:]])', '\\\1', 'g')) then 1
-                else 2 end as tier,
-           extensions.word_similarity(normalized, t.norm) as similarity
-    from titles t
-  ),
-  -- substring matches inside a word ("ql" in "sql") are neither prefixes nor typos: drop them
-  -- unless trigram similarity vouches for them.
-  kept as (
-    select * from tiered t
-    where t.tier < 2 or (fuzzy and t.similarity >= 0.5)
-  ),
-  unique_suggestions as (
-    select distinct on (k.text, k.type) k.* from kept k
-    order by k.text, k.type, k.tier, k.similarity desc
-  )
-  select pg_catalog.jsonb_build_object('suggestions', coalesce(pg_catalog.jsonb_agg(
-           pg_catalog.jsonb_build_object('text', u.text, 'type', u.type)
-           order by u.tier, u.similarity desc, pg_catalog.char_length(u.text), u.text, u.type), '[]'::jsonb))
+  -- Tier 0: title prefixes. Each type's list holds its first `wanted` in order (one title per
+  -- type once), so the first `wanted` of the merged lists are the first overall.
+  select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('text', p.text, 'type', p.type)
+                    order by p.norm collate "C", p.text, p.type), '[]'::jsonb)
+  into suggestions
   from (
-    select * from unique_suggestions u
-    order by u.tier, u.similarity desc, pg_catalog.char_length(u.text), u.text, u.type
-    limit list_search_suggestions.limit_count
-  ) u
-  into result;
-  return result;
+    select x.* from private.suggest_title_prefixes(snapshot, pattern, wanted) x
+    order by x.norm collate "C", x.text, x.type
+    limit wanted
+  ) p;
+  wanted := wanted - pg_catalog.jsonb_array_length(suggestions);
+
+  -- Tiers 1 and 2: a later word starts with q, or (4+ characters) a trigram match; only when
+  -- there is room left. Rows whose title starts with q belong to tier 0 and are excluded.
+  if wanted > 0 then
+    with titles as (
+      select 'spark'::text as type, s.title as text, s.search_title as norm from app.sparks s
+       where (snapshot is null or s.snapshot_id = snapshot)
+         and (s.search_title like '%' || pattern || '%'
+              or (pg_catalog.char_length(normalized) >= 4 and normalized operator(extensions.<%) s.search_title))
+      union all
+      select 'concept', c.title, c.search_title from app.concepts c
+       where (snapshot is null or c.snapshot_id = snapshot)
+         and (c.search_title like '%' || pattern || '%'
+              or (pg_catalog.char_length(normalized) >= 4 and normalized operator(extensions.<%) c.search_title))
+      union all
+      select 'trail', t.title, t.search_title from app.trails t
+       where (snapshot is null or t.snapshot_id = snapshot)
+         and (t.search_title like '%' || pattern || '%'
+              or (pg_catalog.char_length(normalized) >= 4 and normalized operator(extensions.<%) t.search_title))
+      union all
+      select 'domain', d.name, d.search_title from app.domains d
+       where (snapshot is null or d.snapshot_id = snapshot)
+         and (d.search_title like '%' || pattern || '%'
+              or (pg_catalog.char_length(normalized) >= 4 and normalized operator(extensions.<%) d.search_title))
+    ),
+    tiered as (
+      select t.type, t.text,
+             case when t.norm ~ word_start then 1 else 2 end as tier,
+             extensions.word_similarity(normalized, t.norm) as similarity
+      from titles t
+      where not (t.norm like pattern || '%')
+    ),
+    -- a substring inside a word ("ql" in "sql") is neither a word prefix nor a typo unless
+    -- trigram similarity vouches for it
+    kept as (
+      select * from tiered t
+      where t.tier = 1 or (pg_catalog.char_length(normalized) >= 4 and t.similarity >= 0.5)
+    ),
+    unique_suggestions as (
+      select distinct on (k.text, k.type) k.* from kept k
+      order by k.text, k.type, k.tier, k.similarity desc
+    )
+    select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('text', u.text, 'type', u.type)
+             order by u.tier, u.similarity desc, pg_catalog.char_length(u.text), u.text, u.type), '[]'::jsonb)
+    into more
+    from (
+      select * from unique_suggestions u
+      order by u.tier, u.similarity desc, pg_catalog.char_length(u.text), u.text, u.type
+      limit wanted
+    ) u;
+    suggestions := suggestions || more;
+  end if;
+
+  return pg_catalog.jsonb_build_object('suggestions', suggestions);
 end
 $$;
 comment on function api.list_search_suggestions(text, integer, uuid) is
-  'Autocomplete. Params: q (min 2 chars), limit_count (1..20, default 5), snapshot_id. Returns {suggestions:[{text,type}]}: title prefix matches, then word-prefix matches, then trigram typo matches (q of 4+ chars); de-duplicated. Errors: 22023 invalid q/limit, P0002 unknown snapshot.';
+  'Autocomplete. Params: q (min 2 chars), limit_count (1..20, default 5), snapshot_id. Returns {suggestions:[{text,type}]}: title prefixes (index walk), then word prefixes, then trigram typo matches (q of 4+ chars); de-duplicated. Errors: 22023 invalid q/limit, P0002 unknown snapshot.';
 grant execute on function api.list_search_suggestions(text, integer, uuid) to anon, authenticated;
