@@ -23,6 +23,9 @@ export type Database = {
 "get_metadata":
 { Args: Record<PropertyKey, never>; Returns: Json
                            },
+"get_session":
+{ Args: Record<PropertyKey, never>; Returns: Json
+                           },
 "get_snapshot":
 { Args: { "id": string }; Returns: Json
                            },
