@@ -1,7 +1,7 @@
 -- Search ranking basics: weighted english full-text, accent-insensitive, facets over all
 -- matches, typo fallback, and autocomplete tiers.
 begin;
-select plan(15);
+select plan(17);
 
 insert into app.snapshots (id, name, version_label, status, published_at)
 values ('42000000-0000-0000-0000-000000000000', 'search fixture', 'v42', 'published', now());
@@ -26,6 +26,21 @@ create function pg_temp.slugs(result jsonb) returns text[] language sql as
 
 -- the request roles call these test helpers too
 grant execute on function pg_temp.slugs(jsonb) to anon, authenticated;
+
+select is(
+  (select array_agg(c.relname || ':' || a.amname order by c.relname)
+   from pg_catalog.pg_index i
+   join pg_catalog.pg_class c on c.oid = i.indexrelid
+   join pg_catalog.pg_am a on a.oid = c.relam
+   where c.relname in ('sparks_search', 'concepts_search', 'trails_search', 'domains_search',
+                       'sparks_title_trgm', 'concepts_title_trgm', 'trails_title_trgm', 'domains_name_trgm')),
+  array['concepts_search:gin', 'concepts_title_trgm:gin', 'domains_name_trgm:gin', 'domains_search:gin',
+        'sparks_search:gin', 'sparks_title_trgm:gin', 'trails_search:gin', 'trails_title_trgm:gin'],
+  'every searchable table has a GIN full-text index and a GIN trigram index on its title');
+select ok(
+  (select pg_catalog.pg_get_indexdef(c.oid) like '%(search_title %gin_trgm_ops)%'
+   from pg_catalog.pg_class c where c.relname = 'sparks_title_trgm'),
+  'the title index uses trigram operators on the normalised title');
 
 -- acting as a signed-in learner
 set local role authenticated;
