@@ -15,7 +15,17 @@ import { createErrorHandler, createNotFoundHandler } from './http/error-handler.
 import { requestLogging } from './http/request-id.js';
 import { validationFailure } from './http/router.js';
 import { metadataRouter } from './routes/metadata/index.js';
+import { discoveryRouter } from './routes/discovery/index.js';
+import { domainsRouter } from './routes/domains/index.js';
 import { snapshotsRouter } from './routes/snapshots/index.js';
+import { authRouter } from './routes/auth/index.js';
+import { createAuthService, type AuthService } from './auth/auth-service.js';
+import { createSessionStore, unavailableSessionStore, type SessionStore } from './auth/session-store.js';
+import { crossSiteGuard } from './auth/csrf.js';
+import { parseOrigins } from './auth/redirect.js';
+import { rateLimit, type RateLimitStore } from './http/rate-limit.js';
+import { createPostgresRateLimitStore } from './db/rate-limit-store.js';
+import type postgres from 'postgres';
 import { journeysRouter } from './routes/journeys/index.js';
 
 export interface AppDeps {
@@ -23,6 +33,11 @@ export interface AppDeps {
   rpc: Rpc;
   logger: Logger;
   verifier: JwtVerifier;
+  /** Sign-in and sessions; defaults to the store on the rpc adapter's pool (see session-store.ts). */
+  sessionStore?: SessionStore;
+  auth?: AuthService;
+  /** Shared rate-limit counters for several instances; in-memory by default. */
+  rateLimitStore?: RateLimitStore;
 }
 
 export const API_TITLE = 'Sparkpath API';
@@ -55,10 +70,25 @@ export function createApp(deps: AppDeps) {
       },
     }),
   );
-  app.use(contextMiddleware(resolveContext));
+  app.use(contextMiddleware(resolveContext, { lenientPaths: new Set(['/auth/session']) }));
+  // The front ends we serve, plus the API's own public origin (behind a TLS-terminating proxy
+  // the request URL the app sees is not the one the browser used).
+  app.use(crossSiteGuard(new Set([...parseOrigins(config.AUTH_ALLOWED_REDIRECT_ORIGINS), new URL(config.AUTH_CALLBACK_URL).origin])));
+  app.use(
+    rateLimit({
+      enabled: config.RATE_LIMITS_ENABLED,
+      windowSeconds: config.RATE_LIMIT_WINDOW_S,
+      budgets: { ANONYMOUS: config.RATE_LIMIT_ANONYMOUS, FREE_USER: config.RATE_LIMIT_FREE_USER, PREMIUM_USER: config.RATE_LIMIT_PREMIUM_USER },
+      trustProxy: config.RATE_LIMIT_TRUST_PROXY,
+      store: deps.rateLimitStore ?? defaultRateLimitStore(deps),
+    }),
+  );
 
   app.route('/metadata', metadataRouter(rpc));
+  app.route('/discovery/domains', domainsRouter(rpc));
+  app.route('/discovery', discoveryRouter(rpc));
   app.route('/snapshots', snapshotsRouter(rpc));
+  app.route('/auth', authRouter(resolveAuth(deps), rpc, config));
   app.route('/user', journeysRouter(rpc));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
@@ -101,3 +131,15 @@ export function createApp(deps: AppDeps) {
 }
 
 export type App = ReturnType<typeof createApp>;
+
+function defaultRateLimitStore(deps: AppDeps): RateLimitStore | undefined {
+  const sql = (deps.rpc as { sql?: postgres.Sql }).sql;
+  return deps.config.RATE_LIMIT_STORE === 'postgres' && sql ? createPostgresRateLimitStore(sql) : undefined;
+}
+
+function resolveAuth(deps: AppDeps): AuthService {
+  if (deps.auth) return deps.auth;
+  const sql = (deps.rpc as { sql?: postgres.Sql }).sql;
+  // An rpc adapter without a postgres pool (unit tests with a fake rpc) gets no sign-in.
+  return createAuthService(deps.config, deps.sessionStore ?? (sql ? createSessionStore(sql) : unavailableSessionStore()));
+}

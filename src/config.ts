@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseSigningKey } from './auth/signing-key.js';
 
 /**
  * The only reader of process.env. Every variable is documented in README.md and .env.example.
@@ -36,6 +37,9 @@ export const configSchema = z
     JWT_JWKS_URL: optionalText.pipe(z.url().optional()),
     JWT_AUDIENCE: z.string().min(1).default('authenticated'),
     JWT_ISSUER: optionalText,
+    // Optional ES256 signing key for access tokens (PKCS#8 PEM; `\n` escapes allowed).
+    JWT_SIGNING_KEY: optionalText,
+    JWT_SIGNING_KEY_ID: optionalText,
 
     SERVICE_AUTH_SECRET: optionalText.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
 
@@ -43,6 +47,44 @@ export const configSchema = z
     DEV_USER_ID: optionalText.pipe(z.uuid().optional()),
 
     BODY_LIMIT_BYTES: integer(64 * 1024, 1024, 10 * 1024 * 1024),
+
+    // Sign-in and sessions (docs/auth.md). Provider endpoints default to the real providers.
+    AUTH_CALLBACK_URL: z.url({ protocol: /^https?$/ }).default('http://localhost:3000/auth/callback'),
+    AUTH_ALLOWED_REDIRECT_ORIGINS: z.string().default('http://localhost:3000'),
+    AUTH_DEFAULT_REDIRECT_URL: z.url({ protocol: /^https?$/ }).default('http://localhost:3000/'),
+    ACCESS_TOKEN_TTL_S: integer(3600, 30, 86_400),
+    SESSION_IDLE_TIMEOUT_S: integer(7 * 86_400, 60, 365 * 86_400),
+    SESSION_MAX_LIFETIME_S: integer(30 * 86_400, 60, 365 * 86_400),
+    REFRESH_REUSE_GRACE_S: integer(10, 0, 300),
+    OAUTH_ATTEMPT_TTL_S: integer(600, 30, 3600),
+    SESSION_CLEANUP_INTERVAL_S: integer(300, 0, 86_400),
+    OAUTH_ALLOW_INSECURE_HTTP: booleanFlag,
+    OAUTH_HTTP_TIMEOUT_S: integer(10, 1, 60),
+
+    GOOGLE_CLIENT_ID: optionalText,
+    GOOGLE_CLIENT_SECRET: optionalText,
+    GOOGLE_ISSUER: z.url().default('https://accounts.google.com'),
+    GOOGLE_AUTHORIZATION_URL: z.url().default('https://accounts.google.com/o/oauth2/v2/auth'),
+    GOOGLE_TOKEN_URL: z.url().default('https://oauth2.googleapis.com/token'),
+    GOOGLE_JWKS_URL: z.url().default('https://www.googleapis.com/oauth2/v3/certs'),
+    GOOGLE_SCOPES: z.string().min(1).default('openid email profile'),
+
+    GITHUB_CLIENT_ID: optionalText,
+    GITHUB_CLIENT_SECRET: optionalText,
+    GITHUB_ISSUER: z.url().default('https://github.com/login/oauth'),
+    GITHUB_AUTHORIZATION_URL: z.url().default('https://github.com/login/oauth/authorize'),
+    GITHUB_TOKEN_URL: z.url().default('https://github.com/login/oauth/access_token'),
+    GITHUB_API_URL: z.url().default('https://api.github.com'),
+    GITHUB_SCOPES: z.string().min(1).default('read:user user:email'),
+
+    // Rate limits: requests per window per caller; 0 means unlimited for that role.
+    RATE_LIMITS_ENABLED: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+    RATE_LIMIT_WINDOW_S: integer(60, 1, 3600),
+    RATE_LIMIT_ANONYMOUS: integer(300, 0, 1_000_000),
+    RATE_LIMIT_FREE_USER: integer(600, 0, 1_000_000),
+    RATE_LIMIT_PREMIUM_USER: integer(1200, 0, 1_000_000),
+    RATE_LIMIT_TRUST_PROXY: booleanFlag,
+    RATE_LIMIT_STORE: z.enum(['memory', 'postgres']).default('memory'),
   })
   .superRefine((env, ctx) => {
     if (env.DEV_BYPASS_AUTH && env.NODE_ENV === 'production') {
@@ -51,8 +93,35 @@ export const configSchema = z
     if (env.DEV_BYPASS_AUTH && !env.DEV_USER_ID) {
       ctx.addIssue({ code: 'custom', path: ['DEV_USER_ID'], message: 'is required when DEV_BYPASS_AUTH=true' });
     }
-    if (env.NODE_ENV === 'production' && !env.SUPABASE_JWT_SECRET && !env.JWT_JWKS_URL) {
-      ctx.addIssue({ code: 'custom', path: ['SUPABASE_JWT_SECRET'], message: 'or JWT_JWKS_URL is required when NODE_ENV=production' });
+    if (env.OAUTH_ALLOW_INSECURE_HTTP && env.NODE_ENV === 'production') {
+      ctx.addIssue({ code: 'custom', path: ['OAUTH_ALLOW_INSECURE_HTTP'], message: 'must not be true when NODE_ENV=production' });
+    }
+    for (const origin of env.AUTH_ALLOWED_REDIRECT_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean)) {
+      let parsed: URL | undefined;
+      try {
+        parsed = new URL(origin);
+      } catch {
+        parsed = undefined;
+      }
+      if (!parsed || parsed.origin !== origin || !['http:', 'https:'].includes(parsed.protocol)) {
+        ctx.addIssue({ code: 'custom', path: ['AUTH_ALLOWED_REDIRECT_ORIGINS'], message: `must list origins like https://app.example.com (got ${origin})` });
+      }
+    }
+    if (env.SESSION_IDLE_TIMEOUT_S < env.ACCESS_TOKEN_TTL_S) {
+      ctx.addIssue({ code: 'custom', path: ['SESSION_IDLE_TIMEOUT_S'], message: 'must be at least ACCESS_TOKEN_TTL_S (activity is recorded at refresh)' });
+    }
+    if (env.SESSION_IDLE_TIMEOUT_S > env.SESSION_MAX_LIFETIME_S) {
+      ctx.addIssue({ code: 'custom', path: ['SESSION_IDLE_TIMEOUT_S'], message: 'must not exceed SESSION_MAX_LIFETIME_S' });
+    }
+    if (env.JWT_SIGNING_KEY) {
+      try {
+        parseSigningKey(env.JWT_SIGNING_KEY);
+      } catch {
+        ctx.addIssue({ code: 'custom', path: ['JWT_SIGNING_KEY'], message: 'must be a P-256 (ES256) private key in PKCS#8 PEM' });
+      }
+    }
+    if (env.NODE_ENV === 'production' && !env.SUPABASE_JWT_SECRET && !env.JWT_JWKS_URL && !env.JWT_SIGNING_KEY) {
+      ctx.addIssue({ code: 'custom', path: ['SUPABASE_JWT_SECRET'], message: 'or JWT_JWKS_URL (or JWT_SIGNING_KEY) is required when NODE_ENV=production' });
     }
   });
 

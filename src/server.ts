@@ -6,6 +6,10 @@ import { loadOrCreateDevJwtSecret } from './context/dev-secret.js';
 import { openDatabase, prepareDatabase } from './db/database.js';
 import { createPostgresRpc } from './db/postgres-rpc.js';
 import { createLogger } from './logger.js';
+import { createSessionStore } from './auth/session-store.js';
+import { createAuthService } from './auth/auth-service.js';
+import type { JSONWebKeySet } from 'jose';
+import { createPostgresRateLimitStore } from './db/rate-limit-store.js';
 
 async function main() {
   let config: Config;
@@ -20,7 +24,8 @@ async function main() {
   }
   const logger = createLogger(config.LOG_LEVEL);
 
-  const database = await openDatabase(config, (line) => logger.debug({ postgres: line }));
+  // The server stops PostgreSQL itself, after in-flight requests are answered.
+  const database = await openDatabase(config, (line) => logger.debug({ postgres: line }), { handleSignals: false });
   const { applied, seeded } = await prepareDatabase(database.url, { seed: config.SEED_DEMO_CONTENT });
   logger.info({ embedded: database.embedded, migrations_applied: applied.length, demo_content_loaded: seeded }, 'database ready');
 
@@ -35,13 +40,30 @@ async function main() {
     statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
     connectTimeoutSeconds: config.DB_CONNECT_TIMEOUT_S,
   });
+  const sessionStore = createSessionStore(rpc.sql);
+  const auth = createAuthService(config, sessionStore);
   const verifier = createJwtVerifier({
+    localJwks: JSON.parse(auth.jwks) as JSONWebKeySet,
     secret: config.SUPABASE_JWT_SECRET,
     jwksUrl: config.JWT_JWKS_URL,
     audience: config.JWT_AUDIENCE,
     issuer: config.JWT_ISSUER,
   });
-  const app = createApp({ config, rpc, logger, verifier });
+  const rateLimitStore = config.RATE_LIMIT_STORE === 'postgres' ? createPostgresRateLimitStore(rpc.sql) : undefined;
+  const app = createApp({ config, rpc, logger, verifier, sessionStore, auth, rateLimitStore });
+
+  // The session cleanup routine (private.cleanup_sessions; pg_cron can run the same function).
+  const cleanupTimer =
+    config.SESSION_CLEANUP_INTERVAL_S > 0
+      ? setInterval(() => {
+          void rateLimitStore?.purge().catch((error: unknown) => logger.warn({ err: error }, 'rate-limit purge failed'));
+          auth.cleanup().then(
+            (result) => logger.info({ cleanup: result }, 'session cleanup'),
+            (error: unknown) => logger.warn({ err: error }, 'session cleanup failed'),
+          );
+        }, config.SESSION_CLEANUP_INTERVAL_S * 1000)
+      : undefined;
+  cleanupTimer?.unref();
 
   const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
     logger.info({ url: `http://${info.address.includes(':') ? `[${info.address}]` : info.address}:${info.port}` }, 'Sparkpath API listening');
@@ -51,6 +73,7 @@ async function main() {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    clearInterval(cleanupTimer);
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
     // Stop accepting; close() resolves once every in-flight request has been answered.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));

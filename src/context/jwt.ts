@@ -1,10 +1,12 @@
-import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
+import { createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
 
 export interface JwtVerifierOptions {
   /** HS256 shared secret (Supabase's JWT secret). */
   secret?: string;
   /** JWKS endpoint for asymmetric keys (ES256, RS256). */
   jwksUrl?: string;
+  /** Public keys known locally: this API's own ES256 key (JWT_SIGNING_KEY), tried before jwksUrl. */
+  localJwks?: JSONWebKeySet;
   audience: string;
   issuer?: string;
   /** Verified tokens remembered until they expire; bounded so memory stays flat. */
@@ -34,7 +36,19 @@ const ASYMMETRIC_ALGORITHMS = ['ES256', 'RS256', 'EdDSA'];
  */
 export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
   const secretKey = options.secret ? new TextEncoder().encode(options.secret) : undefined;
-  const jwks = options.jwksUrl ? createRemoteJWKSet(new URL(options.jwksUrl)) : undefined;
+  const remote = options.jwksUrl ? createRemoteJWKSet(new URL(options.jwksUrl)) : undefined;
+  const local = options.localJwks?.keys.length ? createLocalJWKSet(options.localJwks) : undefined;
+  type KeyResolver = NonNullable<typeof remote>;
+  const jwks: KeyResolver | undefined =
+    local && remote
+      ? (async (header, token) => {
+          try {
+            return await local(header, token);
+          } catch {
+            return remote(header, token);
+          }
+        }) as KeyResolver
+      : ((local ?? remote) as KeyResolver | undefined);
   const cacheSize = options.cacheSize ?? 10_000;
   const cache = new Map<string, VerifiedToken>();
   const common = { audience: options.audience, issuer: options.issuer, requiredClaims: ['exp'] };

@@ -5,11 +5,16 @@ import type { AppEnv } from '../http/env.js';
 import { forbidden, unauthorized } from '../http/api-error.js';
 import { hasPermission, type Permission } from './permissions.js';
 import { ACCESS_COOKIE, type createContextResolver } from './resolve-context.js';
+import { ANONYMOUS } from './request-context.js';
 
 type Resolver = ReturnType<typeof createContextResolver>;
 
-/** Resolves who is calling once per request and stores it as `context`. */
-export function contextMiddleware(resolve: Resolver): MiddlewareHandler<AppEnv> {
+/**
+ * Resolves who is calling once per request and stores it as `context`. On `lenientPaths`
+ * (GET /auth/session: "never an error for anonymous") bad credentials resolve to anonymous
+ * instead of 401.
+ */
+export function contextMiddleware(resolve: Resolver, options: { lenientPaths?: ReadonlySet<string> } = {}): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     let remoteAddress: string | undefined;
     try {
@@ -17,16 +22,14 @@ export function contextMiddleware(resolve: Resolver): MiddlewareHandler<AppEnv> 
     } catch {
       remoteAddress = undefined; // not served by a node socket (e.g. app.request in tests)
     }
-    c.set(
-      'context',
-      await resolve({
-        authorization: c.req.header('authorization'),
-        accessCookie: getCookie(c, ACCESS_COOKIE),
-        serviceHeader: c.req.header('x-service-auth'),
-        remoteAddress,
-        forwarded: ['forwarded', 'x-forwarded-for', 'x-real-ip'].some((h) => c.req.header(h) !== undefined),
-      }),
-    );
+    const resolving = resolve({
+      authorization: c.req.header('authorization'),
+      accessCookie: getCookie(c, ACCESS_COOKIE),
+      serviceHeader: c.req.header('x-service-auth'),
+      remoteAddress,
+      forwarded: ['forwarded', 'x-forwarded-for', 'x-real-ip'].some((h) => c.req.header(h) !== undefined),
+    });
+    c.set('context', options.lenientPaths?.has(c.req.path) ? await resolving.catch(() => ANONYMOUS) : await resolving);
     await next();
   };
 }

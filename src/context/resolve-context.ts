@@ -88,6 +88,10 @@ async function userContext(token: string, verifier: JwtVerifier, via: 'bearer' |
   if (!USER_ROLES.includes(userRole as UserRoleClaim) || !SUBSCRIPTION_PLANS.includes(plan as SubscriptionPlan)) {
     throw unauthorized('Access token carries an unknown user_role or subscription_plan');
   }
+  // A session-bound token names its session by UUID; anything else is not a token we issued.
+  if (payload.session_id !== undefined && (typeof payload.session_id !== 'string' || !UUID.test(payload.session_id))) {
+    throw unauthorized('Access token carries a malformed session_id');
+  }
   const sessionId = typeof payload.session_id === 'string' ? payload.session_id : null;
   return {
     kind: 'user',

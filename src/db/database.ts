@@ -18,13 +18,18 @@ export interface Database {
  * The database the process works with: DATABASE_URL when set, otherwise an embedded
  * PostgreSQL whose data persists in EMBEDDED_PG_DATA_DIR. Shared by the server and the CLIs.
  */
-export async function openDatabase(config: Config, log: (line: string) => void = () => undefined): Promise<Database> {
+export async function openDatabase(
+  config: Config,
+  log: (line: string) => void = () => undefined,
+  options: { handleSignals?: boolean } = {},
+): Promise<Database> {
   if (config.DATABASE_URL) return { url: config.DATABASE_URL, embedded: false, stop: async () => undefined };
   const embedded = await startEmbeddedPostgres({
     dataDir: config.EMBEDDED_PG_DATA_DIR,
     port: config.EMBEDDED_PG_PORT,
     database: 'sparkpath',
     log,
+    handleSignals: options.handleSignals,
   });
   return { url: embedded.url, embedded: true, stop: embedded.stop };
 }

@@ -11,13 +11,28 @@ export type Database = {
             [_ in never]: never
           }
           Functions: {
-            "enroll_in_trail":
+            "browse_catalog":
+{ Args: { "concept_limit"?: number,"difficulty"?: string,"domain"?: string,"page"?: number,"per_page"?: number,"snapshot_id"?: string,"trail_limit"?: number }; Returns: Json
+                           },
+"enroll_in_trail":
 { Args: { "trail_id": string }; Returns: Json
                            },
 "get_current_snapshot":
 { Args: Record<PropertyKey, never>; Returns: Json
                            },
+"get_discovery_facets":
+{ Args: { "difficulty"?: string,"domain"?: string,"snapshot_id"?: string,"track"?: string }; Returns: Json
+                           },
+"get_domain":
+{ Args: { "slug": string,"snapshot_id"?: string }; Returns: Json
+                           },
+"get_domain_trails":
+{ Args: { "page"?: number,"slug": string,"snapshot_id"?: string,"trail_limit"?: number }; Returns: Json
+                           },
 "get_metadata":
+{ Args: Record<PropertyKey, never>; Returns: Json
+                           },
+"get_session":
 { Args: Record<PropertyKey, never>; Returns: Json
                            },
 "get_snapshot":
@@ -29,6 +44,27 @@ export type Database = {
 "list_difficulty_levels":
 { Args: Record<PropertyKey, never>; Returns: Json
                            },
+"list_discovery_concepts":
+{ Args: { "page"?: number,"per_page"?: number,"snapshot_id"?: string,"spark_limit"?: number,"trail"?: string }; Returns: Json
+                           },
+"list_discovery_domains":
+{ Args: { "page"?: number,"per_page"?: number,"snapshot_id"?: string,"trail_limit"?: number }; Returns: Json
+                           },
+"list_discovery_items":
+{ Args: { "difficulty"?: string,"domain"?: string,"include_facets"?: boolean,"nested_limit"?: number,"page"?: number,"per_page"?: number,"q"?: string,"snapshot_id"?: string,"track"?: string,"types"?: string }; Returns: Json
+                           },
+"list_discovery_sparks":
+{ Args: { "concept"?: string,"difficulty"?: string,"page"?: number,"per_page"?: number,"snapshot_id"?: string }; Returns: Json
+                           },
+"list_discovery_trails":
+{ Args: { "concept_limit"?: number,"difficulty"?: string,"domain"?: string,"page"?: number,"per_page"?: number,"snapshot_id"?: string }; Returns: Json
+                           },
+"list_domains":
+{ Args: { "page"?: number,"per_page"?: number,"snapshot_id"?: string }; Returns: Json
+                           },
+"list_related_domains":
+{ Args: { "related_limit"?: number,"slug": string,"snapshot_id"?: string }; Returns: Json
+                           },
 "list_snapshots":
 { Args: { "page"?: number,"per_page"?: number,"status"?: string }; Returns: Json
                            },
@@ -37,6 +73,9 @@ export type Database = {
                            },
 "record_learning_event":
 { Args: { "idempotency_key"?: string,"occurred_at"?: string,"spark_id": string,"verb": string }; Returns: Json
+                           },
+"resolve_snapshot":
+{ Args: { "snapshot_id"?: string }; Returns: Json
                            }
           }
           Enums: {

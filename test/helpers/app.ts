@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import { createApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createJwtVerifier } from '../../src/context/jwt.js';
+import { parseSigningKey, publicJwks } from '../../src/auth/signing-key.js';
 import { createPostgresRpc } from '../../src/db/postgres-rpc.js';
 import { createLogger } from '../../src/logger.js';
 import { createContractChecker } from './contract.js';
@@ -47,6 +48,8 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     SUPABASE_JWT_SECRET: TEST_JWT_SECRET,
     SERVICE_AUTH_SECRET: TEST_SERVICE_SECRET,
     DATABASE_URL: db.url,
+    // Suites make hundreds of requests from one address; the rate-limit tests opt back in.
+    RATE_LIMITS_ENABLED: 'false',
     ...env,
   });
   const logs: Record<string, unknown>[] = [];
@@ -62,7 +65,13 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
     connectTimeoutSeconds: config.DB_CONNECT_TIMEOUT_S,
   });
-  const verifier = createJwtVerifier({ secret: config.SUPABASE_JWT_SECRET, audience: config.JWT_AUDIENCE, issuer: config.JWT_ISSUER });
+  const signingKey = config.JWT_SIGNING_KEY ? parseSigningKey(config.JWT_SIGNING_KEY, config.JWT_SIGNING_KEY_ID) : undefined;
+  const verifier = createJwtVerifier({
+    secret: config.SUPABASE_JWT_SECRET,
+    localJwks: publicJwks(signingKey),
+    audience: config.JWT_AUDIENCE,
+    issuer: config.JWT_ISSUER,
+  });
   const app = createApp({ config, rpc, logger: createLogger(config.LOG_LEVEL, sink), verifier });
   checkContracts(app);
   return {

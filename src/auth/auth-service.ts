@@ -1,0 +1,190 @@
+import * as client from 'openid-client';
+import type { Config } from '../config.js';
+import { ApiError, unauthorized, validationError } from '../http/api-error.js';
+import { createAccessTokenSigner } from './access-tokens.js';
+import { parseSigningKey, publicJwks } from './signing-key.js';
+import { randomSecret, sha256Hex } from './crypto.js';
+import { createProviders, OAuthFailure, PROVIDERS, type OAuthProvider, type ProviderName } from './providers.js';
+import { parseOrigins, resolveRedirect, type RedirectPolicy } from './redirect.js';
+import type { SessionGrant, SessionStore, SignInResult } from './session-store.js';
+
+export interface TokenSet {
+  access_token: string;
+  refresh_token: string;
+  expires_at: string;
+  expires_in: number;
+}
+
+export interface CallbackResult {
+  user: SignInResult['user'];
+  session: TokenSet;
+  is_new_user: boolean;
+  redirect_url: string;
+}
+
+export interface CallbackInput {
+  query: URLSearchParams;
+  browserBinding: string | undefined;
+  userAgent: string | null;
+  ipAddress: string | null;
+}
+
+/**
+ * Sign-in and session use cases. Decisions about sessions (rotation, reuse, lifetimes,
+ * events) are SQL's; this layer speaks OAuth to the providers, mints tokens and hashes them.
+ */
+export function createAuthService(config: Config, store: SessionStore, providers: Record<ProviderName, OAuthProvider> = createProviders(config)) {
+  const secret = config.SUPABASE_JWT_SECRET;
+  const signingKey = config.JWT_SIGNING_KEY ? parseSigningKey(config.JWT_SIGNING_KEY, config.JWT_SIGNING_KEY_ID) : undefined;
+  const signer = secret || signingKey
+    ? createAccessTokenSigner({ secret, signingKey, audience: config.JWT_AUDIENCE, issuer: config.JWT_ISSUER ?? 'sparkpath' })
+    : undefined;
+  const jwks = JSON.stringify(publicJwks(signingKey));
+  const redirectPolicy: RedirectPolicy = {
+    allowedOrigins: new Set([...parseOrigins(config.AUTH_ALLOWED_REDIRECT_ORIGINS), new URL(config.AUTH_DEFAULT_REDIRECT_URL).origin]),
+    defaultUrl: new URL(config.AUTH_DEFAULT_REDIRECT_URL).href,
+    allowLoopbackHttp: config.NODE_ENV !== 'production',
+  };
+
+  async function issue(grant: SessionGrant, refreshToken: string) {
+    if (!signer) throw new ApiError('SERVICE_UNAVAILABLE', 'Token signing is not configured (SUPABASE_JWT_SECRET)');
+    const accessToken = await signer.sign(grant.claims, grant.access_expires_at);
+    const tokens: TokenSet = {
+      access_token: accessToken,
+      refresh_token: refreshToken,
+      expires_at: new Date(grant.access_expires_at * 1000).toISOString(),
+      expires_in: Math.max(grant.access_expires_at - Math.floor(Date.now() / 1000), 0),
+    };
+    return tokens;
+  }
+
+  /** Signs in an identity (OAuth callback or the token CLI): one transaction in SQL. */
+  async function signIn(identity: { provider: string; providerUserId: string; email: string; displayName: string; avatarUrl: string | null }, meta: { userAgent: string | null; ipAddress: string | null }) {
+    const refreshToken = randomSecret(32);
+    let tokens: TokenSet | undefined;
+    const result = await store.signIn(
+      {
+        ...identity,
+        ...meta,
+        refreshHash: sha256Hex(refreshToken),
+        accessTtlSeconds: config.ACCESS_TOKEN_TTL_S,
+        idleTimeoutSeconds: config.SESSION_IDLE_TIMEOUT_S,
+        maxLifetimeSeconds: config.SESSION_MAX_LIFETIME_S,
+      },
+      async (grant) => {
+        tokens = await issue(grant, refreshToken);
+        return { accessHash: sha256Hex(tokens.access_token) };
+      },
+    );
+    return { result, tokens: tokens! };
+  }
+
+  return {
+    providerNames: PROVIDERS,
+    /** The public keys of ES256 access tokens (empty with HS256 only). */
+    jwks,
+    redirectPolicy,
+
+    /** Starts an attempt; returns where to send the browser and the browser-binding value. */
+    async login(providerName: ProviderName, redirect: string | string[] | undefined, existingBinding: string | undefined) {
+      const provider = providers[providerName];
+      if (!provider.configured) {
+        throw validationError(`Sign-in with ${providerName} is not configured on this server`, { reason: 'provider_not_configured', provider: providerName });
+      }
+      const redirectUrl = resolveRedirect(redirect, redirectPolicy);
+      // One binding per browser, reused across attempts so two tabs can sign in at once.
+      const binding = existingBinding && /^[A-Za-z0-9_-]{43}$/.test(existingBinding) ? existingBinding : randomSecret(32);
+      const secrets = {
+        state: client.randomState(),
+        codeVerifier: client.randomPKCECodeVerifier(),
+        nonce: providerName === 'google' ? client.randomNonce() : null,
+      };
+      await store.startOAuthAttempt({
+        provider: providerName,
+        stateHash: sha256Hex(secrets.state),
+        codeVerifier: secrets.codeVerifier,
+        nonce: secrets.nonce,
+        redirectUrl,
+        browserHash: sha256Hex(binding),
+        ttlSeconds: config.OAUTH_ATTEMPT_TTL_S,
+      });
+      return { location: (await provider.authorizationUrl(secrets)).href, binding };
+    },
+
+    async callback(input: CallbackInput): Promise<{ body: CallbackResult; tokens: TokenSet }> {
+      const state = single(input.query, 'state');
+      if (!state) throw validationError('The state parameter is missing', { reason: 'missing_state' });
+      // Consumed before anything else: a state is good for exactly one callback, success or not.
+      const attempt = await store.consumeOAuthAttempt(sha256Hex(state), input.browserBinding ? sha256Hex(input.browserBinding) : null);
+      const error = single(input.query, 'error');
+      if (error) {
+        throw unauthorized(error === 'access_denied' ? 'Sign-in was cancelled at the provider' : 'The provider refused the sign-in', {
+          reason: 'access_denied',
+          provider_error: error.slice(0, 64),
+        });
+      }
+      if (!single(input.query, 'code')) throw validationError('The code parameter is missing', { reason: 'missing_code' });
+      const provider = providers[attempt.provider as ProviderName];
+      const callbackUrl = new URL(config.AUTH_CALLBACK_URL);
+      callbackUrl.search = input.query.toString();
+      let identity;
+      try {
+        identity = await provider.complete(callbackUrl, { state, codeVerifier: attempt.code_verifier, nonce: attempt.nonce });
+      } catch (failure) {
+        if (failure instanceof OAuthFailure) {
+          if (failure.reason === 'provider_unavailable') {
+            throw new ApiError('SERVICE_UNAVAILABLE', failure.message, { reason: failure.reason }, { 'Retry-After': '5' });
+          }
+          throw unauthorized(failure.message, { reason: failure.reason });
+        }
+        throw failure;
+      }
+      const { result, tokens } = await signIn(identity, { userAgent: input.userAgent, ipAddress: input.ipAddress });
+      return {
+        body: { user: result.user, session: tokens, is_new_user: result.is_new_user, redirect_url: attempt.redirect_url },
+        tokens,
+      };
+    },
+
+    async refresh(refreshToken: string): Promise<TokenSet> {
+      const newRefreshToken = randomSecret(32);
+      let tokens: TokenSet | undefined;
+      const result = await store.refresh(
+        {
+          refreshHash: sha256Hex(refreshToken),
+          newRefreshHash: sha256Hex(newRefreshToken),
+          graceSeconds: config.REFRESH_REUSE_GRACE_S,
+          accessTtlSeconds: config.ACCESS_TOKEN_TTL_S,
+        },
+        async (grant) => {
+          tokens = await issue(grant, newRefreshToken);
+          return { accessHash: sha256Hex(tokens.access_token) };
+        },
+      );
+      if (result.status !== 'ok') {
+        const messages = {
+          invalid: 'The refresh token is not valid; sign in again',
+          expired: 'The session has expired; sign in again',
+          revoked: 'The session has been revoked; sign in again',
+        } as const;
+        throw unauthorized(messages[result.status], { reason: result.reason ?? `refresh_token_${result.status}` });
+      }
+      return tokens!;
+    },
+
+    async logout(sessionId: string, userId: string) {
+      await store.endSession(sessionId, userId);
+    },
+
+    signIn,
+    cleanup: () => store.cleanup(),
+  };
+}
+
+export type AuthService = ReturnType<typeof createAuthService>;
+
+function single(query: URLSearchParams, name: string): string | undefined {
+  const values = query.getAll(name);
+  if (values.length > 1) throw validationError(`The ${name} parameter must appear once`, { reason: `repeated_${name}` });
+  return values[0] || undefined;
+}

@@ -1,0 +1,111 @@
+import type postgres from 'postgres';
+import { ApiError } from '../http/api-error.js';
+import type { SessionClaims } from './access-tokens.js';
+
+/**
+ * The database port for sign-in and sessions, next to the rpc port on the same postgres.js pool.
+ *
+ * Why a second port: `rpc.call` dispatches only `api.*` functions as anon/authenticated, with
+ * claims the API verified. Sign-in and refresh happen before any verified claims exist, so their
+ * functions live in `private` (never exposed, not executable by request roles) and run as the
+ * API's login role. Keeping every such call here makes that privileged surface one file (the
+ * only other caller of `private` is src/db/rate-limit-store.ts, for the shared counters).
+ * Raw tokens never pass through here: only their SHA-256 hashes.
+ */
+export interface SignInInput {
+  provider: string;
+  providerUserId: string;
+  email: string;
+  displayName: string;
+  avatarUrl: string | null;
+  userAgent: string | null;
+  ipAddress: string | null;
+  refreshHash: string;
+  accessTtlSeconds: number;
+  idleTimeoutSeconds: number;
+  maxLifetimeSeconds: number;
+}
+
+export interface SessionGrant {
+  session_id: string;
+  claims: SessionClaims;
+  access_expires_at: number;
+}
+
+export interface SignInResult extends SessionGrant {
+  user: { id: string; email: string; display_name: string; provider: string };
+  is_new_user: boolean;
+}
+
+export type RefreshResult = ({ status: 'ok' } & SessionGrant) | { status: 'invalid' | 'expired' | 'revoked'; reason?: string };
+
+export interface OAuthAttempt {
+  provider: string;
+  code_verifier: string;
+  nonce: string | null;
+  redirect_url: string;
+}
+
+export interface SessionStore {
+  startOAuthAttempt(input: { provider: string; stateHash: string; codeVerifier: string; nonce: string | null; redirectUrl: string; browserHash: string; ttlSeconds: number }): Promise<void>;
+  consumeOAuthAttempt(stateHash: string, browserHash: string | null): Promise<OAuthAttempt>;
+  /** One transaction: profile + session + refresh hash + event, then `sign` and the access hash. */
+  signIn(input: SignInInput, sign: (grant: SessionGrant) => Promise<{ accessHash: string }>): Promise<SignInResult>;
+  /** One transaction: rotation, then `sign` and the access hash; failures commit (revocation). */
+  refresh(input: { refreshHash: string; newRefreshHash: string; graceSeconds: number; accessTtlSeconds: number }, sign: (grant: SessionGrant) => Promise<{ accessHash: string }>): Promise<RefreshResult>;
+  endSession(sessionId: string, userId: string): Promise<void>;
+  cleanup(): Promise<{ sessions_deactivated: number; oauth_attempts_deleted: number }>;
+  setUserAccess(userId: string, userRole: string | null, plan: string | null): Promise<void>;
+}
+
+export function createSessionStore(sql: postgres.Sql): SessionStore {
+  return {
+    async startOAuthAttempt(input) {
+      await sql`select private.start_oauth_attempt(${input.provider}, ${input.stateHash}, ${input.codeVerifier},
+        ${input.nonce}, ${input.redirectUrl}, ${input.browserHash}, ${input.ttlSeconds})`;
+    },
+    async consumeOAuthAttempt(stateHash, browserHash) {
+      const [row] = await sql<{ attempt: OAuthAttempt }[]>`select private.consume_oauth_attempt(${stateHash}, ${browserHash}) as attempt`;
+      return row.attempt;
+    },
+    async signIn(input, sign) {
+      return sql.begin(async (tx) => {
+        const [row] = await tx<{ result: SignInResult }[]>`
+          select private.sign_in(${input.provider}, ${input.providerUserId}, ${input.email}, ${input.displayName},
+            ${input.avatarUrl}, ${input.userAgent}, ${input.ipAddress}, ${input.refreshHash},
+            ${input.accessTtlSeconds}, ${input.idleTimeoutSeconds}, ${input.maxLifetimeSeconds}) as result`;
+        const { accessHash } = await sign(row.result);
+        await tx`select private.record_access_token(${row.result.session_id}, ${accessHash})`;
+        return row.result;
+      }) as Promise<SignInResult>;
+    },
+    async refresh(input, sign) {
+      return sql.begin(async (tx) => {
+        const [row] = await tx<{ result: RefreshResult }[]>`
+          select private.refresh_session(${input.refreshHash}, ${input.newRefreshHash}, ${input.graceSeconds}, ${input.accessTtlSeconds}) as result`;
+        if (row.result.status !== 'ok') return row.result;
+        const { accessHash } = await sign(row.result);
+        await tx`select private.record_access_token(${row.result.session_id}, ${accessHash})`;
+        return row.result;
+      }) as Promise<RefreshResult>;
+    },
+    async endSession(sessionId, userId) {
+      await sql`select private.end_session(${sessionId}, ${userId})`;
+    },
+    async cleanup() {
+      const [row] = await sql<{ result: { sessions_deactivated: number; oauth_attempts_deleted: number } }[]>`select private.cleanup_sessions() as result`;
+      return row.result;
+    },
+    async setUserAccess(userId, userRole, plan) {
+      await sql`select private.set_user_access(${userId}, ${userRole}, ${plan})`;
+    },
+  };
+}
+
+/** A store for apps built without a database pool: every sign-in operation answers 503. */
+export function unavailableSessionStore(): SessionStore {
+  const fail = async (): Promise<never> => {
+    throw new ApiError('SERVICE_UNAVAILABLE', 'Sign-in is not available on this server');
+  };
+  return { startOAuthAttempt: fail, consumeOAuthAttempt: fail, signIn: fail, refresh: fail, endSession: fail, cleanup: fail, setUserAccess: fail };
+}

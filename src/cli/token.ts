@@ -1,0 +1,64 @@
+/**
+ * `npm run token -- --email alice@example.com [--role learner|admin] [--plan free|premium] [--name "Alice"]`
+ *
+ * Development helper: creates the user if needed (provider `dev`, keyed by the email), opens a
+ * real session and prints a working access and refresh token as JSON. Refused when
+ * NODE_ENV=production. Uses the same database and secret as `npm start` (DATABASE_URL or the
+ * embedded database; SUPABASE_JWT_SECRET or the generated development secret).
+ */
+import { parseArgs } from 'node:util';
+import postgres from 'postgres';
+import { ConfigError, loadConfig } from '../config.js';
+import { loadOrCreateDevJwtSecret } from '../context/dev-secret.js';
+import { SUBSCRIPTION_PLANS, USER_ROLES } from '../context/permissions.js';
+import { openDatabase, prepareDatabase } from '../db/database.js';
+import { createAuthService } from '../auth/auth-service.js';
+import { createSessionStore } from '../auth/session-store.js';
+
+function fail(message: string): never {
+  console.error(message);
+  process.exit(1);
+}
+
+let config;
+try {
+  config = loadConfig();
+} catch (error) {
+  fail(error instanceof ConfigError ? error.message : String(error));
+}
+if (config.NODE_ENV === 'production') fail('npm run token is refused when NODE_ENV=production');
+
+const { values } = parseArgs({
+  options: { email: { type: 'string' }, role: { type: 'string' }, plan: { type: 'string' }, name: { type: 'string' } },
+  strict: true,
+});
+const email = values.email?.trim().toLowerCase();
+if (!email || !/^[^@\s]+@[^@\s]+$/.test(email)) fail('usage: npm run token -- --email alice@example.com [--role learner|admin] [--plan free|premium] [--name "Alice"]');
+if (values.role && !USER_ROLES.includes(values.role as never)) fail(`--role must be one of ${USER_ROLES.join(', ')}`);
+if (values.plan && !SUBSCRIPTION_PLANS.includes(values.plan as never)) fail(`--plan must be one of ${SUBSCRIPTION_PLANS.join(', ')}`);
+
+const database = await openDatabase(config);
+const sql = postgres(database.url, { max: 2, onnotice: () => undefined });
+try {
+  await prepareDatabase(database.url, { seed: config.SEED_DEMO_CONTENT });
+  if (!config.SUPABASE_JWT_SECRET && !config.JWT_JWKS_URL) {
+    config = { ...config, SUPABASE_JWT_SECRET: await loadOrCreateDevJwtSecret(config.EMBEDDED_PG_DATA_DIR) };
+  }
+  const store = createSessionStore(sql);
+  const auth = createAuthService(config, store);
+  const { result, tokens: first } = await auth.signIn(
+    { provider: 'dev', providerUserId: email, email, displayName: values.name ?? email.split('@')[0], avatarUrl: null },
+    { userAgent: 'npm run token', ipAddress: null },
+  );
+  let tokens = first;
+  if (values.role || values.plan) {
+    await store.setUserAccess(result.user.id, values.role ?? null, values.plan ?? null);
+    // A refresh recomputes the claims from the database, exactly as for a real session.
+    tokens = await auth.refresh(first.refresh_token);
+  }
+  console.log(JSON.stringify({ user_id: result.user.id, email, is_new_user: result.is_new_user, session_id: result.session_id, ...tokens }, null, 2));
+  console.error(`\ncurl -H "Authorization: Bearer ${tokens.access_token.slice(0, 16)}…" http://${config.HOST}:${config.PORT}/auth/session`);
+} finally {
+  await sql.end();
+  await database.stop();
+}
