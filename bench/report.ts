@@ -21,6 +21,7 @@ export interface FamilyResult {
 export interface BenchResults {
   date: string;
   mode: 'quick' | 'full';
+  note?: string;
   machine: Record<string, string | number>;
   settings: Record<string, unknown>;
   dataset: { source: string; counts: Record<string, number> };
@@ -109,8 +110,9 @@ export function writeReport(r: BenchResults): string {
   if (r.mode === 'quick') {
     out.push('> **Quick mode**: tiny dataset and 1-second runs to check the harness. These numbers are not a benchmark.', '');
   }
+  if (r.note) out.push(`> ${r.note}`, '');
   out.push('## Machine and method', '');
-  out.push(`- Machine: ${r.machine.nproc} CPUs (${r.machine.cpu}), ${r.machine.memory_gb} GB RAM; ${r.machine.node}; ${r.machine.postgres}; ${r.machine.wrk}; ${r.machine.pgbench}.`);
+  out.push(`- Machine: ${r.machine.nproc} CPUs (${r.machine.cpu}), ${r.machine.memory_gb} GB RAM; load average ${r.machine.load_average_at_start} when the run started; ${r.machine.node}; ${r.machine.postgres}; ${r.machine.wrk}; ${r.machine.pgbench}.`);
   out.push('- API, PostgreSQL and the load generator share the machine; only ratios measured in the same run are meaningful.');
   out.push(`- Each family: wrk warm-up (${r.settings.warmup_seconds} s), then three runs of ${r.settings.run_seconds} s; the first is discarded and the table shows the mean of the other two. wrk -t2, no pipelining. Same for R1 and R2 with pgbench -j 2 -M prepared.`);
   out.push('- R1: pgbench replaying PostgREST\'s transaction shape for the same api function and arguments (BEGIN; set_config(role, claims); select api.fn(...); COMMIT).');
@@ -210,7 +212,7 @@ const STATIC_SECTIONS = `## How to run
 npm run bench                      # full run: 50,000 sparks, 6 s runs, 8 and 32 connections (~40 min when every family exists)
 npm run bench -- --growth          # also loads the 10x dataset and measures the p95 growth ratio (long)
 npm run bench -- --quick           # harness check: 4,000 sparks, 1 s runs, writes test-artifacts/bench-quick.{md,json}
-npm run bench -- --only search,graph --duration 10 --connections 8,32
+npm run bench -- --only search,graph --duration 10 --warmup 5 --connections 8,32 --note "text for the report header"
 npm run test:reliability           # reliability suite, long form (60 s soak); npm test runs the short form
 \`\`\`
 

