@@ -75,7 +75,7 @@ export async function runContentCli(argv: string[], io: CliIo = defaultIo, conne
   const [command, ...rest] = positionals;
   if (values.help || !command) {
     io.err(USAGE);
-    return command ? 0 : 2;
+    return values.help ? 0 : 2;
   }
 
   switch (command) {
@@ -194,7 +194,8 @@ async function connectDatabase(): Promise<Connection> {
     const running = `postgres://postgres:postgres@127.0.0.1:${config.EMBEDDED_PG_PORT}/sparkpath`;
     if (await answers(running)) url = running;
     else {
-      const database = await openDatabase(config, (line) => process.stderr.write(`${line}\n`));
+      process.stderr.write(`starting the embedded database in ${config.EMBEDDED_PG_DATA_DIR}\n`);
+      const database = await openDatabase(config);
       url = database.url;
       stop = database.stop;
     }
