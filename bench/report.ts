@@ -121,7 +121,7 @@ export function writeReport(r: BenchResults): string {
   out.push('- API, PostgreSQL and the load generator share the machine; only ratios measured in the same run are meaningful.');
   out.push(`- Each family: wrk warm-up (${r.settings.warmup_seconds} s), then three runs of ${r.settings.run_seconds} s; the first is discarded and the table shows the mean of the other two. wrk -t2, no pipelining. Same for R1 and R2 with pgbench -j 2 -M prepared.`);
   out.push('- R1: pgbench replaying PostgREST\'s transaction shape for the same api function and arguments (BEGIN; set_config(role, claims); select api.fn(...); COMMIT).');
-  out.push('- R2: pgbench replaying exactly the statement the API sent (`select private.dispatch($1,$2,$3,$4::jsonb)` with the captured parameters), captured from the Postgres log for every request variant.');
+  out.push('- R2: pgbench replaying exactly the statement the API sent (`select private.dispatch(role, claims, call, args)` with the captured bind parameters), captured from the Postgres log for every request variant.');
   out.push('- R3: Hono hello-world on @hono/node-server measured with wrk.');
   out.push('- CPU columns: average cores used during the kept runs (1.00 = one core busy) by the API process, the PostgreSQL process tree and the load generator.');
   out.push(`- API pool: ${r.settings.api_pool_max} connections; pgbench uses one connection per client.`, '');
