@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { requirePermission } from '../../context/middleware.js';
-import { commonErrors, Difficulty, errorResponse, jsonContent, Uuid } from '../../http/schemas.js';
+import { commonErrors, Difficulty, errorResponse, jsonContent, Text, Uuid } from '../../http/schemas.js';
 
 /** Contracts of /user/me/journeys and /user/me/events. Progress is derived in SQL (docs/journeys.md). */
 
@@ -144,7 +144,7 @@ export const recordLearningEvent = createRoute({
   middleware: [requirePermission('TRACK_PROGRESS')] as const,
   request: {
     headers: z.object({
-      'idempotency-key': z.string().min(1).max(200).optional().openapi({ description: 'Client-chosen key, unique per user; 1-200 characters' }),
+      'idempotency-key': Text(1, 200).optional().openapi({ description: 'Client-chosen key, unique per user; 1-200 characters' }),
     }),
     body: {
       required: true,
@@ -153,7 +153,7 @@ export const recordLearningEvent = createRoute({
           schema: z
             .object({
               spark_id: Uuid,
-              verb: z.string().min(1).max(50).openapi({ example: 'completed' }),
+              verb: Text(1, 50).openapi({ example: 'completed' }),
               occurred_at: z.iso.datetime({ offset: true }).optional().openapi({ description: 'ISO 8601 with Z or offset; defaults to now' }),
             })
             .openapi('LearningEventRequest'),
