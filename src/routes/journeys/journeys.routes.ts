@@ -137,7 +137,7 @@ export const recordLearningEvent = createRoute({
   summary: 'Record a learning event',
   description:
     'Records that the caller started, completed, mastered or bookmarked a spark of the current snapshot (verbs: ' +
-    'GET /metadata learning_verbs). occurred_at defaults to now and may be at most 5 minutes in the future. ' +
+    'GET /metadata learning_verbs). occurred_at defaults to now, may be at most 5 minutes in the future and not before 2000-01-01T00:00:00Z. ' +
     'Retries are safe: the same Idempotency-Key, or the same spark_id + verb + occurred_at, returns the original ' +
     'event with 200 and created=false. Reusing a key for a different event is 409. Requires TRACK_PROGRESS.',
   security,
@@ -154,7 +154,7 @@ export const recordLearningEvent = createRoute({
             .object({
               spark_id: Uuid,
               verb: Text(1, 50).openapi({ example: 'completed' }),
-              occurred_at: z.iso.datetime({ offset: true }).optional().openapi({ description: 'ISO 8601 with Z or offset; defaults to now' }),
+              occurred_at: z.iso.datetime({ offset: true }).optional().openapi({ description: 'ISO 8601 with Z or offset; defaults to now; from 2000-01-01T00:00:00Z to now + 5 minutes' }),
             })
             .openapi('LearningEventRequest'),
         },
