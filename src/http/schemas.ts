@@ -38,6 +38,10 @@ const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f-\u009f]*$/;
  * Free text from a caller (query parameter, header or body field): `min`–`max` characters and no
  * control characters, so NUL and friends are a 400 here instead of an encoding error in the
  * database. `trim: true` strips surrounding whitespace first (lengths count after trimming).
+ *
+ * @example
+ *   query: z.object({ q: Text(1, 200, { trim: true }) })        // GET ?q=ab%00cd → 400
+ *   body: z.object({ verb: Text(1, 50) })
  */
 export const Text = (min: number, max: number, options: { trim?: boolean } = {}) => {
   const base = options.trim ? z.string().trim() : z.string();

@@ -251,7 +251,7 @@ describe('auth routes: OAuth sign-in end to end', () => {
       '//evil.com', '/\\evil.com', '\\\\evil.com', 'https://app@evil.com', 'https://app.example.com@evil.com',
       'https://app.example.com.evil.com', 'javascript:alert(1)', 'data:text/html,<script>alert(1)</script>',
       '/%2F%2Fevil.com', 'http:evil.com', 'http://app.example.com/', 'https://app.example.com/%5Cevil.com',
-      'https://app.example.com/a\tb', 'https://evil.com', 'https://app.example.com/?a=1&a=2',
+      'https://app.example.com/a\tb', 'https://app.example.com/a\u0000b', 'https://evil.com', 'https://app.example.com/?a=1&a=2',
     ];
     for (const attack of attacks) {
       await t.app.request(`/auth/login?provider=google&redirect=${encodeURIComponent(attack)}`);
