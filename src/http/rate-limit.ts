@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isIPv4, isIPv6 } from 'node:net';
 import type { MiddlewareHandler } from 'hono';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { AppEnv } from './env.js';
@@ -77,7 +78,7 @@ export function rateLimit(options: RateLimitOptions): MiddlewareHandler<AppEnv> 
     if (!options.enabled || hasPermission(context.role, 'BYPASS_RATE_LIMITS')) return next();
     const limit = options.budgets[context.role] ?? 0;
     if (limit <= 0) return next();
-    const key = context.userId && context.kind !== 'anonymous' ? `user:${context.userId}` : `ip:${clientIp(c, options.trustProxy)}`;
+    const key = context.userId && context.kind !== 'anonymous' ? `user:${context.userId}` : `ip:${addressKey(clientIp(c, options.trustProxy))}`;
     const { count, resetAt } = await store.hit(storeKey(key), windowMs);
     const resetSeconds = Math.max(Math.ceil((resetAt - Date.now()) / 1000), 0);
     const headers = {
@@ -101,6 +102,25 @@ export const MAX_PLAIN_KEY_LENGTH = 64;
 export function storeKey(key: string): string {
   if (key.length <= MAX_PLAIN_KEY_LENGTH && /^[\x21-\x7e]*$/.test(key)) return key;
   return `sha256:${createHash('sha256').update(key).digest('base64url')}`;
+}
+
+/**
+ * The budget an address draws from. One IPv6 subscriber usually holds a whole /64, so IPv6
+ * addresses share one budget per /64 (otherwise rotating the interface id buys a fresh budget
+ * per request); IPv4-mapped IPv6 addresses count as their IPv4 address.
+ *
+ * @example addressKey('2001:db8:1:2:aaaa::1') === '2001:db8:1:2::/64'
+ */
+export function addressKey(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped && isIPv4(mapped[1])) return mapped[1];
+  if (!isIPv6(address)) return address;
+  const [head, tail = ''] = address.toLowerCase().split('::');
+  const left = head ? head.split(':') : [];
+  const right = address.includes('::') ? (tail ? tail.split(':') : []) : [];
+  // An embedded IPv4 tail (a.b.c.d) is two groups; it only matters past the first four.
+  const groups = [...left, ...Array(Math.max(8 - left.length - right.length, 0)).fill('0'), ...right];
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMemoryRateLimitStore, storeKey } from '../../src/http/rate-limit.js';
+import { addressKey, createMemoryRateLimitStore, storeKey } from '../../src/http/rate-limit.js';
 import { createApp } from '../../src/app.js';
 import { createJwtVerifier } from '../../src/context/jwt.js';
 import { createPostgresRpc } from '../../src/db/postgres-rpc.js';
@@ -62,6 +62,18 @@ describe('auth routes: rate limits', () => {
     // Two X-Forwarded-For header lines are joined in order: the last one still wins.
     const joined = new Headers([['x-forwarded-for', '10.0.0.1'], ['x-forwarded-for', '203.0.113.99']]);
     expect((await t.app.request('/metadata', { headers: joined })).status).toBe(429);
+  });
+
+  it('counts every IPv6 address of one /64 against one budget', async () => {
+    const statuses = [];
+    for (let i = 1; i <= 4; i += 1) statuses.push((await get(t, { 'x-forwarded-for': `2001:db8:7:9:${i}::${i}` })).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    expect((await get(t, { 'x-forwarded-for': '2001:db8:7:a::1' })).status).toBe(200);
+    expect(addressKey('2001:DB8:0007:0009:1:2:3:4')).toBe('2001:db8:7:9::/64');
+    expect(addressKey('2001:db8::1')).toBe('2001:db8:0:0::/64');
+    expect(addressKey('::ffff:192.0.2.1')).toBe('192.0.2.1');
+    expect(addressKey('192.0.2.1')).toBe('192.0.2.1');
+    expect(addressKey('not an address')).toBe('not an address');
   });
 
   it('stores long or unusual caller keys as a fixed-length hash', () => {
