@@ -27,6 +27,8 @@ import { rateLimit, type RateLimitStore } from './http/rate-limit.js';
 import { createPostgresRateLimitStore } from './db/rate-limit-store.js';
 import type postgres from 'postgres';
 import { journeysRouter } from './routes/journeys/index.js';
+import { searchRouter } from './routes/search/index.js';
+import { graphRouter } from './routes/graph/index.js';
 
 export interface AppDeps {
   config: Config;
@@ -90,6 +92,8 @@ export function createApp(deps: AppDeps) {
   app.route('/snapshots', snapshotsRouter(rpc));
   app.route('/auth', authRouter(resolveAuth(deps), rpc, config));
   app.route('/user', journeysRouter(rpc));
+  app.route('/search', searchRouter(rpc));
+  app.route('/graph', graphRouter(rpc));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

@@ -22,7 +22,7 @@ import { openDatabase } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
 import { bundleJsonSchema } from '../content/bundle-schema.js';
 import { generateBundle } from '../content/generate.js';
-import { importBundleFile, listContent, promoteSnapshot, rollbackSnapshot, type ImportOutcome } from '../content/operations.js';
+import { importBundleFile, listContent, promoteSnapshot, rollbackSnapshot, vacuumContent, type ImportOutcome } from '../content/operations.js';
 import { buildSeedSql } from '../content/seed-sql.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -39,6 +39,9 @@ const USAGE = `usage: npm run content -- <command>
   schema`;
 
 class UsageError extends Error {}
+
+/** Imports at least this large are followed by VACUUM ANALYZE of the content tables. */
+const VACUUM_FROM_SPARKS = 10_000;
 
 export interface CliIo {
   out: (text: string) => void | Promise<void>;
@@ -72,7 +75,7 @@ export async function runContentCli(argv: string[], io: CliIo = defaultIo, conne
   const [command, ...rest] = positionals;
   if (values.help || !command) {
     io.err(USAGE);
-    return command ? 0 : 2;
+    return values.help ? 0 : 2;
   }
 
   switch (command) {
@@ -114,6 +117,10 @@ export async function runContentCli(argv: string[], io: CliIo = defaultIo, conne
         promote: values.promote,
         progress: io.err,
       });
+      if (outcome.status === 'succeeded' && (outcome.counts?.sparks ?? 0) >= VACUUM_FROM_SPARKS) {
+        io.err('vacuum analyze of the content tables');
+        await vacuumContent(sql);
+      }
       await io.out(values.json ? `${JSON.stringify(outcome, null, 2)}\n` : describeImport(outcome));
       if (outcome.status === 'failed') {
         for (const problem of outcome.error?.problems ?? []) io.err(`  ${problem.path}: ${problem.message}`);
@@ -187,7 +194,8 @@ async function connectDatabase(): Promise<Connection> {
     const running = `postgres://postgres:postgres@127.0.0.1:${config.EMBEDDED_PG_PORT}/sparkpath`;
     if (await answers(running)) url = running;
     else {
-      const database = await openDatabase(config, (line) => process.stderr.write(`${line}\n`));
+      process.stderr.write(`starting the embedded database in ${config.EMBEDDED_PG_DATA_DIR}\n`);
+      const database = await openDatabase(config);
       url = database.url;
       stop = database.stop;
     }

@@ -114,6 +114,17 @@ export async function importBundle(sql: postgres.Sql, source: AsyncIterable<stri
   }
 }
 
+const CONTENT_TABLES = ['categories', 'domains', 'trails', 'concepts', 'sparks', 'concept_sparks', 'spark_links', 'concept_links', 'beacons'];
+
+/**
+ * VACUUM ANALYZE of the content tables after a large import (outside its transaction, as VACUUM
+ * must be): fresh statistics for the planner and a set visibility map, so counts and graph
+ * reads use index-only scans right away instead of after the next autovacuum.
+ */
+export async function vacuumContent(sql: postgres.Sql): Promise<void> {
+  await sql.unsafe(`vacuum (analyze) ${CONTENT_TABLES.map((t) => `app.${t}`).join(', ')}`);
+}
+
 export function importBundleFile(sql: postgres.Sql, file: string, options: ImportOptions = {}): Promise<ImportOutcome> {
   const source = file === '-' ? process.stdin.setEncoding('utf8') : createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 });
   return importBundle(sql, source, options);

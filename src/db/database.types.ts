@@ -29,6 +29,9 @@ export type Database = {
 "get_domain_trails":
 { Args: { "page"?: number,"slug": string,"snapshot_id"?: string,"trail_limit"?: number }; Returns: Json
                            },
+"get_learning_path":
+{ Args: { "skip_mastered"?: boolean,"snapshot_id"?: string,"target": string }; Returns: Json
+                           },
 "get_metadata":
 { Args: Record<PropertyKey, never>; Returns: Json
                            },
@@ -37,6 +40,9 @@ export type Database = {
                            },
 "get_snapshot":
 { Args: { "id": string }; Returns: Json
+                           },
+"get_spark_graph":
+{ Args: { "direction"?: string,"max_depth"?: number,"slug": string,"snapshot_id"?: string }; Returns: Json
                            },
 "get_user_journey":
 { Args: { "id": string }; Returns: Json
@@ -65,8 +71,14 @@ export type Database = {
 "list_related_domains":
 { Args: { "related_limit"?: number,"slug": string,"snapshot_id"?: string }; Returns: Json
                            },
+"list_search_suggestions":
+{ Args: { "limit_count"?: number,"q": string,"snapshot_id"?: string }; Returns: Json
+                           },
 "list_snapshots":
 { Args: { "page"?: number,"per_page"?: number,"status"?: string }; Returns: Json
+                           },
+"list_spark_links":
+{ Args: { "direction"?: string,"page"?: number,"per_page"?: number,"snapshot_id"?: string,"spark"?: string,"type"?: string }; Returns: Json
                            },
 "list_user_journeys":
 { Args: { "sort"?: string,"status"?: string }; Returns: Json
@@ -76,6 +88,9 @@ export type Database = {
                            },
 "resolve_snapshot":
 { Args: { "snapshot_id"?: string }; Returns: Json
+                           },
+"search_content":
+{ Args: { "difficulty"?: string,"page"?: number,"per_page"?: number,"q": string,"snapshot_id"?: string,"type"?: string }; Returns: Json
                            }
           }
           Enums: {

@@ -42,14 +42,17 @@ export const Slug = z
 export const DIFFICULTY_LEVELS = ['beginner', 'intermediate', 'advanced', 'expert'] as const;
 export const Difficulty = z.enum(DIFFICULTY_LEVELS);
 
-/** Positive integer query parameter with a default and a documented maximum. */
+/**
+ * Integer query parameter with a default and a documented range. Only plain decimal digits are
+ * accepted: `1e2`, `0x10`, `1.0` and ` 7` are refused rather than coerced.
+ */
 export const intQuery = (fallback: number, min: number, max: number) =>
-  z.coerce
-    .number({ error: 'must be an integer' })
-    .int('must be an integer')
-    .min(min, `must be at least ${min}`)
-    .max(max, `must be at most ${max}`)
-    .default(fallback)
+  z
+    .string()
+    .regex(/^-?\d{1,15}$/, 'must be an integer')
+    .default(String(fallback))
+    .transform(Number)
+    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
     .openapi({ type: 'integer', default: fallback, minimum: min, maximum: max });
 
 export const booleanQuery = (fallback: boolean) =>

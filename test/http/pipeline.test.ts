@@ -276,3 +276,25 @@ describe('request pipeline', () => {
     });
   });
 });
+
+describe('integer query parameters', () => {
+  it('accept plain digits and refuse exponent, hex, fractional and padded forms', async () => {
+    const router = createRouter();
+    router.openapi(
+      createRoute({
+        method: 'get',
+        path: '/probe',
+        request: { query: z.object({ page: intQuery(1, 1, 1000) }) },
+        responses: { 200: { description: 'ok' } },
+      }),
+      (c) => c.json({ page: c.req.valid('query').page }, 200) as never,
+    );
+    router.onError(createErrorHandler(createLogger('silent')));
+    expect(await (await router.request('/probe?page=42')).json()).toEqual({ page: 42 });
+    expect(await (await router.request('/probe')).json()).toEqual({ page: 1 });
+    for (const bad of ['1e2', '0x10', '1.0', '%207', '', '99999999999999999999', '-1']) {
+      const res = await router.request(`/probe?page=${bad}`);
+      expect(res.status, `page=${bad}`).toBe(400);
+    }
+  });
+});

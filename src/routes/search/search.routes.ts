@@ -1,0 +1,92 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { requirePermission } from '../../context/middleware.js';
+import { commonErrors, Difficulty, errorResponse, intQuery, jsonContent, pageQuery, PaginationMetaSchema, Uuid } from '../../http/schemas.js';
+
+/** Documented maximums (the spec leaves them open); SQL enforces the same bounds. */
+export const SEARCH_MAX_PER_PAGE = 50;
+export const AUTOCOMPLETE_MAX_LIMIT = 20;
+
+export const SEARCH_TYPES = ['spark', 'concept', 'trail', 'domain'] as const;
+const SearchType = z.enum(SEARCH_TYPES);
+
+const authErrors = {
+  401: errorResponse('UNAUTHORIZED: a JWT (or, for search, X-Service-Auth) is required'),
+  403: errorResponse('FORBIDDEN: the caller lacks READ_PUBLIC_CONTENT'),
+  404: errorResponse('NOT_FOUND: snapshot_id names no snapshot'),
+};
+
+const SearchItem = z
+  .object({
+    type: SearchType,
+    id: Uuid,
+    slug: z.string(),
+    title: z.string(),
+    summary: z.string(),
+    score: z.number(),
+  })
+  .openapi('SearchItem');
+
+const countsOf = <T extends readonly [string, ...string[]]>(keys: T) =>
+  z.object(Object.fromEntries(keys.map((k) => [k, z.number().int()])) as Record<T[number], z.ZodNumber>);
+
+export const SearchResultSchema = z
+  .object({
+    data: z.array(SearchItem),
+    meta: PaginationMetaSchema,
+    facets: z.object({
+      types: countsOf(SEARCH_TYPES),
+      difficulties: countsOf(['beginner', 'intermediate', 'advanced', 'expert'] as const),
+    }),
+  })
+  .openapi('SearchResult');
+
+export const SuggestionsSchema = z
+  .object({ suggestions: z.array(z.object({ text: z.string(), type: SearchType })) })
+  .openapi('SearchSuggestions');
+
+const security: Record<string, string[]>[] = [{ bearerAuth: [] }, { cookieAuth: [] }, { serviceAuth: [] }];
+const guard = requirePermission('READ_PUBLIC_CONTENT', { allowService: true });
+
+export const searchContent = createRoute({
+  method: 'get',
+  path: '/',
+  tags: ['Search'],
+  summary: 'Full-text search across sparks, concepts, trails and domains',
+  description:
+    'English full-text search (accent-insensitive; title weighs more than summary/description) over the selected snapshot. ' +
+    'Plain words also match the last word as a prefix; when nothing matches, titles are matched with trigram similarity (typos). ' +
+    `Ordered by score, then title, type, id. per_page at most ${SEARCH_MAX_PER_PAGE}; at most 1000 matches are ranked (title matches first); meta.total and facets count every match. ` +
+    'facets.types ignores the type filter, facets.difficulties ignores the difficulty filter.',
+  middleware: [guard] as const,
+  security,
+  request: {
+    query: z.object({
+      q: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
+      type: SearchType.optional(),
+      difficulty: Difficulty.optional().openapi({ description: 'sparks by difficulty, trails by difficulty_level; concepts and domains have none' }),
+      ...pageQuery(SEARCH_MAX_PER_PAGE),
+      snapshot_id: Uuid.optional(),
+    }),
+  },
+  responses: { 200: jsonContent(SearchResultSchema, 'A page of ranked matches with facets'), ...commonErrors, ...authErrors },
+});
+
+export const autocomplete = createRoute({
+  method: 'get',
+  path: '/autocomplete',
+  tags: ['Search'],
+  summary: 'Title suggestions while typing',
+  description:
+    'Titles (domain names) starting with q first, then titles with a word starting with q, then (q of 4+ characters) ' +
+    `typo-tolerant trigram matches. Each {text,type} once. limit defaults to 5, at most ${AUTOCOMPLETE_MAX_LIMIT}.`,
+  middleware: [guard] as const,
+  security,
+  request: {
+    query: z.object({
+      q: z.string().trim().min(2, 'must be at least 2 characters').max(100, 'must be at most 100 characters'),
+      limit: intQuery(5, 1, AUTOCOMPLETE_MAX_LIMIT),
+      snapshot_id: Uuid.optional(),
+    }),
+  },
+  responses: { 200: jsonContent(SuggestionsSchema, 'Suggestions, best first'), ...commonErrors, ...authErrors },
+});
