@@ -39,12 +39,19 @@ create table app.concept_rollups (
   primary key (snapshot_id, concept_id)
 );
 
+-- Whole-snapshot figures: the unfiltered facet lists of /discovery/facets and /discovery/all
+-- (private.discovery_facets with no filter), which list every trail of the snapshot.
+create table app.snapshot_rollups (
+  snapshot_id uuid primary key references app.snapshots (id) on delete cascade,
+  facets jsonb not null
+);
+
 -- Read like the content tables: anyone reads, nobody but the owner writes.
 do $$
 declare
   rollup_table text;
 begin
-  foreach rollup_table in array array['domain_rollups', 'trail_rollups', 'concept_rollups'] loop
+  foreach rollup_table in array array['domain_rollups', 'trail_rollups', 'concept_rollups', 'snapshot_rollups'] loop
     execute pg_catalog.format('alter table app.%I enable row level security', rollup_table);
     execute pg_catalog.format(
       'create policy %I on app.%I for select to anon, authenticated using (true)',
@@ -59,6 +66,7 @@ $$;
 --          aggregate per level; a 500,000-spark snapshot takes seconds). Called by the import in
 --          the transaction that writes the content; idempotent.
 -- Params:  snapshot_id.
+--          Also stores the snapshot's unfiltered facets (app.snapshot_rollups).
 -- Returns: {domains, trails, concepts}: the rollup rows written.
 create function private.refresh_content_rollups(snapshot_id uuid)
 returns jsonb
@@ -77,6 +85,7 @@ begin
   delete from app.domain_rollups r where r.snapshot_id = sid;
   delete from app.trail_rollups r where r.snapshot_id = sid;
   delete from app.concept_rollups r where r.snapshot_id = sid;
+  delete from app.snapshot_rollups r where r.snapshot_id = sid;
 
   -- Placements with the minutes of their spark and their concept's trail and domain: the one
   -- pass over concept_sparks every level aggregates.
@@ -135,6 +144,10 @@ begin
   get diagnostics domains = row_count;
 
   drop table pg_temp.rollup_placements;
+
+  -- The unfiltered facets, computed by the reader itself (from the trail rollups just written).
+  insert into app.snapshot_rollups (snapshot_id, facets)
+  values (sid, private.discovery_facets(sid, null, null, null, null, array[true, true, true]));
   return pg_catalog.jsonb_build_object('domains', domains, 'trails', trails, 'concepts', concepts);
 end
 $$;

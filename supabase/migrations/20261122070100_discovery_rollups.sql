@@ -350,7 +350,8 @@ grant execute on function api.list_discovery_items(integer, integer, text, text,
 
 -- Facets over every matching item (not just a page): types, domains and tracks with the number
 -- of matching items inside them, trails per difficulty level. Concepts are counted from the
--- trail rollups unless `q` filters them by title.
+-- trail rollups unless `q` filters them by title; with no filter at all the snapshot's facets
+-- come from app.snapshot_rollups (computed by this function at import).
 create or replace function private.discovery_facets(
   sid uuid, domain_id uuid, trail_id uuid, difficulty text, q text, included boolean[])
 returns jsonb
@@ -366,6 +367,15 @@ declare
                               discovery_facets.q, '\', '\\'), '%', '\%'), '_', '\_') || '%' end;
   result jsonb;
 begin
+  -- No filter at all: the snapshot's facets were computed at import (app.snapshot_rollups).
+  if discovery_facets.sid is not null and discovery_facets.domain_id is null and discovery_facets.trail_id is null
+     and discovery_facets.difficulty is null and discovery_facets.q is null
+     and discovery_facets.included = array[true, true, true] then
+    select r.facets into result from app.snapshot_rollups r where r.snapshot_id = discovery_facets.sid;
+    if result is not null then
+      return result;
+    end if;
+  end if;
   with matching_domains as (
     select d.id, d.snapshot_id from app.domains d
     where discovery_facets.included[1]

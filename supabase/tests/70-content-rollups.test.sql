@@ -2,7 +2,7 @@
 -- aggregate (distinct sparks per trail and domain), anyone reads them, nobody else writes them,
 -- and discovery answers from them.
 begin;
-select plan(19);
+select plan(23);
 
 -- ---------------------------------------------------------------------------------------------
 -- The guard: every rollup row of every snapshot equals the figures computed from scratch from
@@ -123,6 +123,24 @@ select results_eq($$
 
 select is_empty('select * from pg_temp.rollup_mismatches', 'the imported rollups equal the from-scratch aggregate');
 
+-- The unfiltered facets are stored at import and equal the ones computed live.
+select is((select r.facets -> 'types' from app.snapshot_rollups r where r.snapshot_id = pg_catalog.current_setting('rollups.sid')::uuid),
+  '[{"type": "DOMAIN", "count": 3}, {"type": "TRAIL", "count": 5}, {"type": "CONCEPT", "count": 6}]'::jsonb,
+  'the import stores the snapshot''s unfiltered facets');
+create temporary table stored_facets as
+select r.facets from app.snapshot_rollups r where r.snapshot_id = pg_catalog.current_setting('rollups.sid')::uuid;
+delete from app.snapshot_rollups r where r.snapshot_id = pg_catalog.current_setting('rollups.sid')::uuid;
+select is(api.get_discovery_facets(), (select f.facets from stored_facets f),
+  'the stored facets equal the facets computed live');
+insert into app.snapshot_rollups (snapshot_id, facets)
+values (pg_catalog.current_setting('rollups.sid')::uuid, '{"stored": true}');
+select is(api.list_discovery_items(include_facets => true) -> 'facets', '{"stored": true}'::jsonb,
+  'unfiltered facets are read from the stored row');
+select is(api.get_discovery_facets(difficulty => 'beginner') -> 'types' -> 1, '{"type": "TRAIL", "count": 2}'::jsonb,
+  'filtered facets are computed');
+delete from app.snapshot_rollups r where r.snapshot_id = pg_catalog.current_setting('rollups.sid')::uuid;
+insert into app.snapshot_rollups select pg_catalog.current_setting('rollups.sid')::uuid, f.facets from stored_facets f;
+
 -- A failed import writes no rollups.
 insert into attempt select 'broken', private.import_content_bundle('{
   "snapshot": {"name": "Broken", "version_label": "b1"},
@@ -170,10 +188,11 @@ select is_empty('select * from pg_temp.rollup_mismatches', 'after the refresh ev
 -- ---------------------------------------------------------------------------------------------
 -- Access: anyone reads, nobody else writes; discovery answers from the rollups.
 -- ---------------------------------------------------------------------------------------------
-select ok((select pg_catalog.bool_and(c.relrowsecurity) from pg_catalog.pg_class c
+select is((select pg_catalog.count(*)::integer from pg_catalog.pg_class c
            join pg_catalog.pg_namespace n on n.oid = c.relnamespace
-           where n.nspname = 'app' and c.relname in ('domain_rollups', 'trail_rollups', 'concept_rollups')),
-  'row level security is on for the three rollup tables');
+           where n.nspname = 'app' and c.relrowsecurity
+             and c.relname in ('domain_rollups', 'trail_rollups', 'concept_rollups', 'snapshot_rollups')), 4,
+  'row level security is on for the four rollup tables');
 
 set local role anon;
 select is((select pg_catalog.count(*)::integer from app.trail_rollups where snapshot_id = pg_catalog.current_setting('rollups.sid')::uuid), 5,
