@@ -6,6 +6,9 @@
 -- private.refresh_content_rollups, in the transaction that writes the snapshot's content, and
 -- read back by primary key. Reads then cost the same whatever the size of the catalog.
 --
+-- The snapshot's unfiltered facet lists (what /discovery/facets answers with no filter) are
+-- stored the same way, in app.snapshot_rollups.
+--
 -- Semantics (docs/discovery.md, "Derived figures"):
 --   concept: spark_count = its placements, estimated_mins = their minutes.
 --   trail:   concept_count; spark_count and estimated_mins over its DISTINCT sparks.
@@ -64,9 +67,9 @@ $$;
 -- private.refresh_content_rollups
 -- Purpose: (re)computes the rollup rows of one snapshot from its content rows, set-based (one
 --          aggregate per level; a 500,000-spark snapshot takes seconds). Called by the import in
---          the transaction that writes the content; idempotent.
+--          the transaction that writes the content; idempotent. Also stores the snapshot's
+--          unfiltered facets (app.snapshot_rollups, computed by private.discovery_facets).
 -- Params:  snapshot_id.
---          Also stores the snapshot's unfiltered facets (app.snapshot_rollups).
 -- Returns: {domains, trails, concepts}: the rollup rows written.
 create function private.refresh_content_rollups(snapshot_id uuid)
 returns jsonb
@@ -152,7 +155,7 @@ begin
 end
 $$;
 comment on function private.refresh_content_rollups(uuid) is
-  'Recomputes the domain/trail/concept rollups (counts and minutes) of one snapshot from its content rows.';
+  'Recomputes the domain/trail/concept rollups (counts and minutes) and the unfiltered facets of one snapshot from its content rows.';
 revoke all on function private.refresh_content_rollups(uuid) from public, anon, authenticated, service_role;
 
 -- Snapshots that exist already.
