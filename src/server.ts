@@ -29,7 +29,9 @@ async function main() {
   const { applied, seeded } = await prepareDatabase(database.url, { seed: config.SEED_DEMO_CONTENT });
   logger.info({ embedded: database.embedded, migrations_applied: applied.length, demo_content_loaded: seeded }, 'database ready');
 
-  if (!config.SUPABASE_JWT_SECRET && !config.JWT_JWKS_URL) {
+  // Development only: production must bring its own keys (a generated secret on disk would be
+  // accepted for HS256 tokens next to a configured signing key).
+  if (config.NODE_ENV !== 'production' && !config.SUPABASE_JWT_SECRET && !config.JWT_JWKS_URL) {
     config = { ...config, SUPABASE_JWT_SECRET: await loadOrCreateDevJwtSecret(config.EMBEDDED_PG_DATA_DIR) };
     logger.warn('SUPABASE_JWT_SECRET is not set: using a generated development secret');
   }
@@ -39,6 +41,7 @@ async function main() {
     poolMax: config.DB_POOL_MAX,
     statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
     connectTimeoutSeconds: config.DB_CONNECT_TIMEOUT_S,
+    tokenIssuer: config.JWT_ISSUER ?? 'sparkpath',
   });
   const sessionStore = createSessionStore(rpc.sql);
   const auth = createAuthService(config, sessionStore);

@@ -11,7 +11,8 @@ export interface SessionClaims {
 }
 
 export interface AccessTokenSigner {
-  sign(claims: SessionClaims, expiresAt: number): Promise<string>;
+  /** `issuedAt` defaults to now; pass the database's issue time so `exp - iat` is the exact lifetime. */
+  sign(claims: SessionClaims, expiresAt: number, issuedAt?: number): Promise<string>;
 }
 
 /**
@@ -32,14 +33,14 @@ export function createAccessTokenSigner(
     ? { alg: 'ES256', typ: 'JWT', kid: options.signingKey.kid }
     : { alg: 'HS256', typ: 'JWT' };
   return {
-    sign(claims, expiresAt) {
+    sign(claims, expiresAt, issuedAt) {
       const { sub, ...rest } = claims;
       return new SignJWT({ ...rest, role: 'authenticated' })
         .setProtectedHeader(header)
         .setSubject(sub)
         .setIssuer(options.issuer)
         .setAudience(options.audience)
-        .setIssuedAt()
+        .setIssuedAt(issuedAt)
         .setExpirationTime(expiresAt)
         .sign(key);
     },

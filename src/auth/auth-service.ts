@@ -48,12 +48,16 @@ export function createAuthService(config: Config, store: SessionStore, providers
 
   async function issue(grant: SessionGrant, refreshToken: string) {
     if (!signer) throw new ApiError('SERVICE_UNAVAILABLE', 'Token signing is not configured (SUPABASE_JWT_SECRET)');
-    const accessToken = await signer.sign(grant.claims, grant.access_expires_at);
+    // The database fixed the expiry (now() + ACCESS_TOKEN_TTL_S, whole seconds); deriving iat
+    // from it keeps exp - iat and expires_in exactly the configured lifetime, however long the
+    // transaction took.
+    const issuedAt = grant.access_expires_at - config.ACCESS_TOKEN_TTL_S;
+    const accessToken = await signer.sign(grant.claims, grant.access_expires_at, issuedAt);
     const tokens: TokenSet = {
       access_token: accessToken,
       refresh_token: refreshToken,
       expires_at: new Date(grant.access_expires_at * 1000).toISOString(),
-      expires_in: Math.max(grant.access_expires_at - Math.floor(Date.now() / 1000), 0),
+      expires_in: grant.access_expires_at - issuedAt,
     };
     return tokens;
   }

@@ -7,6 +7,12 @@ export interface PostgresRpcOptions {
   statementTimeoutMs: number;
   connectTimeoutSeconds: number;
   pingTimeoutMs?: number;
+  /**
+   * The `iss` of the access tokens this API signs. The database's session check
+   * (private.check_request) insists that such tokens name a session of ours; tokens of other
+   * issuers sharing the secret (Supabase Auth) are not session-bound here.
+   */
+  tokenIssuer?: string;
 }
 
 interface ApiFunction {
@@ -30,7 +36,11 @@ export function createPostgresRpc(options: PostgresRpcOptions): Rpc & { sql: pos
     max_lifetime: 60 * 30,
     prepare: true,
     onnotice: () => undefined,
-    connection: { application_name: 'sparkpath-api', statement_timeout: options.statementTimeoutMs },
+    connection: {
+      application_name: 'sparkpath-api',
+      statement_timeout: options.statementTimeoutMs,
+      'sparkpath.token_issuer': options.tokenIssuer ?? 'sparkpath',
+    },
   });
 
   let catalog: Promise<Map<string, ApiFunction>> | undefined;

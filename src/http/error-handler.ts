@@ -2,13 +2,20 @@ import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { Logger } from 'pino';
 import { ApiError } from './api-error.js';
-import { toApiError } from '../db/errors.js';
+import postgres from 'postgres';
+import { isRaisedByOurSql, toApiError } from '../db/errors.js';
 
 /** Turns anything thrown into the `{error:{code,message,details}}` envelope. */
 export function createErrorHandler(logger: Logger): ErrorHandler {
   return (error, c) => {
     const apiError = toApiError(error) ?? fromHttpException(error);
-    if (apiError) return sendError(c, apiError);
+    if (apiError) {
+      // A built-in database error answered generically: keep its text in the log only.
+      if (error instanceof postgres.PostgresError && !isRaisedByOurSql(error)) {
+        logger.warn({ err: error, req_id: c.get('requestId') }, 'database error answered generically');
+      }
+      return sendError(c, apiError);
+    }
     logger.error({ err: error, req_id: c.get('requestId') }, 'unhandled error');
     return sendError(c, new ApiError('INTERNAL_ERROR', 'An unexpected error occurred'));
   };

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { isIPv4, isIPv6 } from 'node:net';
 import type { MiddlewareHandler } from 'hono';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { AppEnv } from './env.js';
@@ -14,19 +16,38 @@ export interface RateLimitStore {
   hit(key: string, windowMs: number): Promise<{ count: number; resetAt: number }> | { count: number; resetAt: number };
 }
 
-/** Fixed-window counters in a Map, swept once per window so memory stays bounded. */
-export function createMemoryRateLimitStore(now: () => number = Date.now): RateLimitStore {
+/** Most keys the in-memory store holds at once (see createMemoryRateLimitStore). */
+export const MEMORY_STORE_MAX_KEYS = 100_000;
+
+/**
+ * Fixed-window counters in a Map. Ended windows are swept once per window, and whenever the map
+ * is full; if it is still full (more than `maxKeys` callers in one window) the oldest entries are
+ * evicted, so memory stays bounded whatever the callers send.
+ */
+export function createMemoryRateLimitStore(now: () => number = Date.now, maxKeys = MEMORY_STORE_MAX_KEYS): RateLimitStore & { size(): number } {
   const counters = new Map<string, { count: number; resetAt: number }>();
   let nextSweep = 0;
+  const sweep = (t: number) => {
+    for (const [k, v] of counters) if (v.resetAt <= t) counters.delete(k);
+  };
   return {
+    size: () => counters.size,
     hit(key, windowMs) {
       const t = now();
       if (t >= nextSweep) {
-        for (const [k, v] of counters) if (v.resetAt <= t) counters.delete(k);
+        sweep(t);
         nextSweep = t + windowMs;
       }
       let entry = counters.get(key);
       if (!entry || entry.resetAt <= t) {
+        if (!entry && counters.size >= maxKeys) {
+          sweep(t);
+          // Maps iterate in insertion order: the first keys are the oldest.
+          for (const k of counters.keys()) {
+            if (counters.size < maxKeys) break;
+            counters.delete(k);
+          }
+        }
         entry = { count: 0, resetAt: (Math.floor(t / windowMs) + 1) * windowMs };
         counters.set(key, entry);
       }
@@ -57,8 +78,8 @@ export function rateLimit(options: RateLimitOptions): MiddlewareHandler<AppEnv> 
     if (!options.enabled || hasPermission(context.role, 'BYPASS_RATE_LIMITS')) return next();
     const limit = options.budgets[context.role] ?? 0;
     if (limit <= 0) return next();
-    const key = context.userId && context.kind !== 'anonymous' ? `user:${context.userId}` : `ip:${clientIp(c, options.trustProxy)}`;
-    const { count, resetAt } = await store.hit(key, windowMs);
+    const key = context.userId && context.kind !== 'anonymous' ? `user:${context.userId}` : `ip:${addressKey(clientIp(c, options.trustProxy))}`;
+    const { count, resetAt } = await store.hit(storeKey(key), windowMs);
     const resetSeconds = Math.max(Math.ceil((resetAt - Date.now()) / 1000), 0);
     const headers = {
       'RateLimit-Limit': String(limit),
@@ -74,9 +95,42 @@ export function rateLimit(options: RateLimitOptions): MiddlewareHandler<AppEnv> 
   };
 }
 
-function clientIp(c: Parameters<MiddlewareHandler<AppEnv>>[0], trustProxy: boolean): string {
+/** Keys longer than this (or with characters outside printable ASCII) are stored as a hash. */
+export const MAX_PLAIN_KEY_LENGTH = 64;
+
+/** Bounded store keys: a caller cannot bloat the store with a long or odd forwarded address. */
+export function storeKey(key: string): string {
+  if (key.length <= MAX_PLAIN_KEY_LENGTH && /^[\x21-\x7e]*$/.test(key)) return key;
+  return `sha256:${createHash('sha256').update(key).digest('base64url')}`;
+}
+
+/**
+ * The budget an address draws from. One IPv6 subscriber usually holds a whole /64, so IPv6
+ * addresses share one budget per /64 (otherwise rotating the interface id buys a fresh budget
+ * per request); IPv4-mapped IPv6 addresses count as their IPv4 address.
+ *
+ * @example addressKey('2001:db8:1:2:aaaa::1') === '2001:db8:1:2::/64'
+ */
+export function addressKey(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped && isIPv4(mapped[1])) return mapped[1];
+  if (!isIPv6(address)) return address;
+  const [head, tail = ''] = address.toLowerCase().split('::');
+  const left = head ? head.split(':') : [];
+  const right = address.includes('::') ? (tail ? tail.split(':') : []) : [];
+  // An embedded IPv4 tail (a.b.c.d) is two groups; it only matters past the first four.
+  const groups = [...left, ...Array(Math.max(8 - left.length - right.length, 0)).fill('0'), ...right];
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}
+
+/**
+ * The caller's address. Behind a trusted proxy, the RIGHTMOST X-Forwarded-For entry: the one
+ * our proxy appended from the connection it accepted. Entries to its left come from the client
+ * and can be anything, so keying on them would let every request pick a fresh budget.
+ */
+export function clientIp(c: Parameters<MiddlewareHandler<AppEnv>>[0], trustProxy: boolean): string {
   if (trustProxy) {
-    const forwarded = c.req.header('x-forwarded-for')?.split(',')[0]?.trim();
+    const forwarded = c.req.header('x-forwarded-for')?.split(',').at(-1)?.trim();
     if (forwarded) return forwarded;
   }
   try {

@@ -31,6 +31,26 @@ export const jsonContent = <T extends z.ZodType>(schema: T, description: string)
   content: { 'application/json': { schema } },
 });
 
+/** Text without C0 controls (NUL, tab, newline, …), DEL or C1 controls. */
+const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f-\u009f]*$/;
+
+/**
+ * Free text from a caller (query parameter, header or body field): `min`–`max` characters and no
+ * control characters, so NUL and friends are a 400 here instead of an encoding error in the
+ * database. `trim: true` strips surrounding whitespace first (lengths count after trimming).
+ *
+ * @example
+ *   query: z.object({ q: Text(1, 200, { trim: true }) })        // GET ?q=ab%00cd → 400
+ *   body: z.object({ verb: Text(1, 50) })
+ */
+export const Text = (min: number, max: number, options: { trim?: boolean } = {}) => {
+  const base = options.trim ? z.string().trim() : z.string();
+  return base
+    .min(min, min === 1 ? 'must not be empty' : `must be at least ${min} characters`)
+    .max(max, `must be at most ${max} characters`)
+    .regex(NO_CONTROL_CHARACTERS, 'must not contain control characters');
+};
+
 export const Uuid = z.uuid().openapi({ example: '3f1c2d4e-5b6a-4c7d-8e9f-0a1b2c3d4e5f' });
 
 export const Slug = z

@@ -73,6 +73,28 @@ describe('auth routes: OAuth sign-in end to end', () => {
     expect(binding).toMatch(/Path=\/auth\/callback/);
   });
 
+  it('GET /auth/login records no more attempts per client than the anonymous budget allows', async () => {
+    const limited = await createTestApp({
+      ...providerEnv(google, github, CALLBACK),
+      RATE_LIMITS_ENABLED: 'true',
+      RATE_LIMIT_ANONYMOUS: '2',
+      RATE_LIMIT_WINDOW_S: '3600',
+      RATE_LIMIT_TRUST_PROXY: 'true',
+    });
+    try {
+      const statuses = [];
+      for (let i = 0; i < 5; i += 1) {
+        const res = await limited.app.request('/auth/login?provider=google', { headers: { 'x-forwarded-for': `10.1.${i}.1, 198.51.100.23` } });
+        statuses.push(res.status);
+      }
+      expect(statuses).toEqual([302, 302, 429, 429, 429]);
+      const [row] = await limited.db.sql`select count(*)::int as n from app.oauth_attempts`;
+      expect(row.n).toBe(2);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('GET /auth/login answers 400 VALIDATION_ERROR for an unknown provider', async () => {
     const res = await t.app.request('/auth/login?provider=myspace');
     expect(res.status).toBe(400);
@@ -229,7 +251,7 @@ describe('auth routes: OAuth sign-in end to end', () => {
       '//evil.com', '/\\evil.com', '\\\\evil.com', 'https://app@evil.com', 'https://app.example.com@evil.com',
       'https://app.example.com.evil.com', 'javascript:alert(1)', 'data:text/html,<script>alert(1)</script>',
       '/%2F%2Fevil.com', 'http:evil.com', 'http://app.example.com/', 'https://app.example.com/%5Cevil.com',
-      'https://app.example.com/a\tb', 'https://evil.com', 'https://app.example.com/?a=1&a=2',
+      'https://app.example.com/a\tb', 'https://app.example.com/a\u0000b', 'https://evil.com', 'https://app.example.com/?a=1&a=2',
     ];
     for (const attack of attacks) {
       await t.app.request(`/auth/login?provider=google&redirect=${encodeURIComponent(attack)}`);

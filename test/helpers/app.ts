@@ -64,6 +64,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     poolMax: 4,
     statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
     connectTimeoutSeconds: config.DB_CONNECT_TIMEOUT_S,
+    tokenIssuer: config.JWT_ISSUER ?? 'sparkpath',
   });
   const signingKey = config.JWT_SIGNING_KEY ? parseSigningKey(config.JWT_SIGNING_KEY, config.JWT_SIGNING_KEY_ID) : undefined;
   const verifier = createJwtVerifier({

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMemoryRateLimitStore } from '../../src/http/rate-limit.js';
+import { addressKey, createMemoryRateLimitStore, storeKey } from '../../src/http/rate-limit.js';
 import { createApp } from '../../src/app.js';
 import { createJwtVerifier } from '../../src/context/jwt.js';
 import { createPostgresRpc } from '../../src/db/postgres-rpc.js';
@@ -51,6 +51,41 @@ describe('auth routes: rate limits', () => {
     expect((await get(t, { 'x-forwarded-for': '203.0.113.8' })).status).toBe(200);
   });
 
+  it('keys anonymous callers by the rightmost X-Forwarded-For entry, which the trusted proxy appended', async () => {
+    // The client controls everything left of the proxy's own entry: a fresh spoofed hop per
+    // request must not buy a fresh budget.
+    const statuses = [];
+    for (let i = 0; i < 4; i += 1) {
+      statuses.push((await get(t, { 'x-forwarded-for': `10.9.${i}.1, 203.0.113.99` })).status);
+    }
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    // Two X-Forwarded-For header lines are joined in order: the last one still wins.
+    const joined = new Headers([['x-forwarded-for', '10.0.0.1'], ['x-forwarded-for', '203.0.113.99']]);
+    expect((await t.app.request('/metadata', { headers: joined })).status).toBe(429);
+  });
+
+  it('counts every IPv6 address of one /64 against one budget', async () => {
+    const statuses = [];
+    for (let i = 1; i <= 4; i += 1) statuses.push((await get(t, { 'x-forwarded-for': `2001:db8:7:9:${i}::${i}` })).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    expect((await get(t, { 'x-forwarded-for': '2001:db8:7:a::1' })).status).toBe(200);
+    expect(addressKey('2001:DB8:0007:0009:1:2:3:4')).toBe('2001:db8:7:9::/64');
+    expect(addressKey('2001:db8::1')).toBe('2001:db8:0:0::/64');
+    expect(addressKey('::ffff:192.0.2.1')).toBe('192.0.2.1');
+    expect(addressKey('192.0.2.1')).toBe('192.0.2.1');
+    expect(addressKey('not an address')).toBe('not an address');
+  });
+
+  it('stores long or unusual caller keys as a fixed-length hash', () => {
+    expect(storeKey('ip:203.0.113.7')).toBe('ip:203.0.113.7');
+    expect(storeKey('user:3f1c2d4e-5b6a-4c7d-8e9f-0a1b2c3d4e5f')).toBe('user:3f1c2d4e-5b6a-4c7d-8e9f-0a1b2c3d4e5f');
+    const long = storeKey(`ip:${'z'.repeat(5000)}`);
+    expect(long).toMatch(/^sha256:[A-Za-z0-9_-]{43}$/);
+    expect(storeKey(`ip:${'z'.repeat(5000)}`)).toBe(long);
+    expect(storeKey(`ip:${'z'.repeat(4999)}`)).not.toBe(long);
+    expect(storeKey('ip:a b')).toMatch(/^sha256:/);
+  });
+
   it('limits users by id with their role budget, whatever their address', async () => {
     const free = await testUser();
     const other = await testUser();
@@ -97,6 +132,14 @@ describe('auth routes: rate limits', () => {
       expect(third.headers.get('Retry-After')).toMatch(/^\d+$/);
       const [row] = await shared.db.sql`select count from app.rate_limit_counters where key = 'ip:192.0.2.77'`;
       expect(row.count).toBe(3);
+      // A forwarded address longer than the key column allows is hashed, not refused with the
+      // database's constraint text.
+      const long = { 'x-forwarded-for': 'z'.repeat(300) };
+      const res = await shared.app.request('/metadata', { headers: long });
+      expect(res.status).toBe(200);
+      const keys = await shared.db.sql<{ key: string }[]>`select key from app.rate_limit_counters where key <> 'ip:192.0.2.77'`;
+      expect(keys.map((k) => k.key)).toEqual([storeKey(`ip:${'z'.repeat(300)}`)]);
+      expect(keys[0].key.length).toBeLessThanOrEqual(64);
     } finally {
       await rpc.close();
       await shared.close();
@@ -110,5 +153,22 @@ describe('auth routes: rate limits', () => {
     expect(store.hit('k', 1000)).toMatchObject({ count: 2 });
     now += 1000;
     expect(store.hit('k', 1000)).toMatchObject({ count: 1, resetAt: 1_002_000 });
+  });
+
+  it('the in-memory store holds at most maxKeys keys, dropping ended windows first, then the oldest', () => {
+    let now = 0;
+    const store = createMemoryRateLimitStore(() => now, 3);
+    store.hit('a', 1000);
+    now = 2500; // 'a' ended; 'b' and 'c' live in the window ending at 3000
+    store.hit('b', 1000);
+    store.hit('c', 1000);
+    store.hit('d', 1000); // full (a, b, c): the ended 'a' is swept
+    expect(store.size()).toBe(3);
+    expect(store.hit('b', 1000)).toMatchObject({ count: 2 });
+    for (let i = 0; i < 1000; i += 1) store.hit(`spray-${i}`, 1000);
+    expect(store.size()).toBe(3);
+    // The newest keys survive; the oldest were evicted.
+    expect(store.hit('spray-999', 1000)).toMatchObject({ count: 2 });
+    expect(store.hit('b', 1000)).toMatchObject({ count: 1 });
   });
 });

@@ -177,6 +177,26 @@ describe('journeys routes (writes and derived progress)', () => {
     expect(near.status).toBe(201);
   });
 
+  it('POST /user/me/events returns 400 for an occurred_at before 2000-01-01T00:00:00Z', async () => {
+    const content = await insertCatalog(t.db.sql, BASE);
+    const user = await testUser();
+    const spark_id = content.id('spark', 'where');
+    for (const occurred_at of ['1999-12-31T23:59:59.999Z', '2000-01-01T00:30:00+01:00', '0001-01-01T00:00:00Z']) {
+      const old = await post('/user/me/events', user, { spark_id, verb: 'started', occurred_at });
+      expect(old.status, occurred_at).toBe(400);
+      expect((await old.json()).error).toEqual({
+        code: 'VALIDATION_ERROR',
+        message: 'occurred_at must not be before 2000-01-01T00:00:00Z',
+        details: { field: 'occurred_at', value: expect.any(String), min: '2000-01-01T00:00:00+00:00' },
+      });
+    }
+    const [row] = await t.db.sql`select count(*)::int as n from app.learning_events where user_id = ${user.id}`;
+    expect(row.n).toBe(0);
+    const edge = await post('/user/me/events', user, { spark_id, verb: 'started', occurred_at: '2000-01-01T00:00:00Z' });
+    expect(edge.status).toBe(201);
+    expect(iso((await edge.json()).occurred_at)).toBe('2000-01-01T00:00:00.000Z');
+  });
+
   it('POST /user/me/events returns 404 for an unknown spark and 400 for an unknown verb or malformed input', async () => {
     const content = await insertCatalog(t.db.sql, BASE);
     const user = await testUser();

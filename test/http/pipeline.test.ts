@@ -228,6 +228,20 @@ describe('request pipeline', () => {
       expect((await t.app.request('/metadata', { headers: { Authorization: 'Basic dXNlcjpwYXNz' } })).status).toBe(401);
     });
 
+    it('a Supabase Auth token (its own issuer and session_id) works on database-backed routes', async () => {
+      const token = await signToken({ extra: { iss: 'https://project.supabase.co/auth/v1', session_id: '6f1c2d4e-5b6a-4c7d-8e9f-0a1b2c3d4e5f' } });
+      const res = await t.app.request('/user/me/journeys', { headers: { Authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ data: [] });
+    });
+
+    it("a token of this API's own issuer naming no session of ours is refused by the database", async () => {
+      const token = await signToken({ extra: { iss: 'sparkpath', session_id: '6f1c2d4e-5b6a-4c7d-8e9f-0a1b2c3d4e5f' } });
+      const res = await t.app.request('/user/me/journeys', { headers: { Authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(401);
+      expect((await res.json()).error.code).toBe('UNAUTHORIZED');
+    });
+
     it('an invalid access-token cookie is ignored: the caller stays anonymous', async () => {
       const res = await t.app.request('/metadata', { headers: { Cookie: 'svc-access-token=garbage' } });
       expect(res.status).toBe(200);

@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { PROVIDERS } from '../../auth/providers.js';
-import { commonErrors, errorResponse, jsonContent, Uuid } from '../../http/schemas.js';
+import { commonErrors, errorResponse, jsonContent, Text, Uuid } from '../../http/schemas.js';
 
 const User = z
   .object({ id: Uuid, email: z.string(), display_name: z.string(), provider: z.string() })
@@ -34,7 +34,8 @@ const SessionState = z
   })
   .openapi('SessionState');
 
-const rawQuery = z.string().optional();
+/** OAuth callback parameters: opaque provider text (RFC 6749 allows no control characters). */
+const rawQuery = Text(0, 4096).optional();
 
 export const login = createRoute({
   method: 'get',
@@ -117,7 +118,7 @@ export const refresh = createRoute({
   request: {
     body: {
       required: false,
-      content: { 'application/json': { schema: z.object({ refresh_token: z.string().min(1).max(512).optional() }) } },
+      content: { 'application/json': { schema: z.object({ refresh_token: Text(1, 512).optional() }) } },
     },
   },
   responses: {

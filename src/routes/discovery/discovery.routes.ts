@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { booleanQuery, commonErrors, Difficulty, errorResponse, intQuery, jsonContent, pageQuery, Slug } from '../../http/schemas.js';
+import { booleanQuery, commonErrors, Difficulty, errorResponse, intQuery, jsonContent, pageQuery, Slug, Text } from '../../http/schemas.js';
 import {
   BrowseDomain,
   DiscoveryAllList,
@@ -107,12 +107,7 @@ export const listAll = createRoute({
       domain: optionalSlug('Only content within this domain (slug).'),
       track: optionalSlug('Only concepts of this trail (slug).'),
       difficulty: Difficulty.optional(),
-      q: z
-        .string()
-        .trim()
-        .min(1, 'must not be empty')
-        .max(200, 'must be at most 200 characters')
-        .regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters')
+      q: Text(1, 200, { trim: true })
         .optional()
         .openapi({ description: 'Case-insensitive substring of a name or title (1-200 characters).' }),
       include_facets: booleanQuery(false),

@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { requirePermission } from '../../context/middleware.js';
-import { commonErrors, Difficulty, errorResponse, jsonContent, Uuid } from '../../http/schemas.js';
+import { commonErrors, Difficulty, errorResponse, jsonContent, Text, Uuid } from '../../http/schemas.js';
 
 /** Contracts of /user/me/journeys and /user/me/events. Progress is derived in SQL (docs/journeys.md). */
 
@@ -137,14 +137,14 @@ export const recordLearningEvent = createRoute({
   summary: 'Record a learning event',
   description:
     'Records that the caller started, completed, mastered or bookmarked a spark of the current snapshot (verbs: ' +
-    'GET /metadata learning_verbs). occurred_at defaults to now and may be at most 5 minutes in the future. ' +
+    'GET /metadata learning_verbs). occurred_at defaults to now, may be at most 5 minutes in the future and not before 2000-01-01T00:00:00Z. ' +
     'Retries are safe: the same Idempotency-Key, or the same spark_id + verb + occurred_at, returns the original ' +
     'event with 200 and created=false. Reusing a key for a different event is 409. Requires TRACK_PROGRESS.',
   security,
   middleware: [requirePermission('TRACK_PROGRESS')] as const,
   request: {
     headers: z.object({
-      'idempotency-key': z.string().min(1).max(200).optional().openapi({ description: 'Client-chosen key, unique per user; 1-200 characters' }),
+      'idempotency-key': Text(1, 200).optional().openapi({ description: 'Client-chosen key, unique per user; 1-200 characters' }),
     }),
     body: {
       required: true,
@@ -153,8 +153,8 @@ export const recordLearningEvent = createRoute({
           schema: z
             .object({
               spark_id: Uuid,
-              verb: z.string().min(1).max(50).openapi({ example: 'completed' }),
-              occurred_at: z.iso.datetime({ offset: true }).optional().openapi({ description: 'ISO 8601 with Z or offset; defaults to now' }),
+              verb: Text(1, 50).openapi({ example: 'completed' }),
+              occurred_at: z.iso.datetime({ offset: true }).optional().openapi({ description: 'ISO 8601 with Z or offset; defaults to now; from 2000-01-01T00:00:00Z to now + 5 minutes' }),
             })
             .openapi('LearningEventRequest'),
         },

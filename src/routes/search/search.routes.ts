@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { requirePermission } from '../../context/middleware.js';
-import { commonErrors, Difficulty, errorResponse, intQuery, jsonContent, pageQuery, PaginationMetaSchema, Uuid } from '../../http/schemas.js';
+import { commonErrors, Difficulty, errorResponse, intQuery, jsonContent, pageQuery, PaginationMetaSchema, Text, Uuid } from '../../http/schemas.js';
 
 /** Documented maximums (the spec leaves them open); SQL enforces the same bounds. */
 export const SEARCH_MAX_PER_PAGE = 50;
@@ -61,7 +61,7 @@ export const searchContent = createRoute({
   security,
   request: {
     query: z.object({
-      q: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
+      q: Text(1, 200, { trim: true }),
       type: SearchType.optional(),
       difficulty: Difficulty.optional().openapi({ description: 'sparks by difficulty, trails by difficulty_level; concepts and domains have none' }),
       ...pageQuery(SEARCH_MAX_PER_PAGE),
@@ -83,7 +83,7 @@ export const autocomplete = createRoute({
   security,
   request: {
     query: z.object({
-      q: z.string().trim().min(2, 'must be at least 2 characters').max(100, 'must be at most 100 characters'),
+      q: Text(2, 100, { trim: true }),
       limit: intQuery(5, 1, AUTOCOMPLETE_MAX_LIMIT),
       snapshot_id: Uuid.optional(),
     }),
