@@ -73,6 +73,11 @@ insert into app.concept_sparks (snapshot_id, concept_id, spark_id, order_index) 
   ('10000000-0000-4000-8000-000000000001', '50000000-0000-4000-8000-000000000001', '60000000-0000-4000-8000-000000000001', 0),
   ('10000000-0000-4000-8000-000000000001', '50000000-0000-4000-8000-000000000002', '60000000-0000-4000-8000-000000000002', 0),
   ('10000000-0000-4000-8000-000000000001', '50000000-0000-4000-8000-000000000002', '60000000-0000-4000-8000-000000000001', 1);
+-- the import computes each snapshot's rollups after writing its content; so does this fixture
+do $$ begin
+  perform private.refresh_content_rollups('10000000-0000-4000-8000-000000000001');
+  perform private.refresh_content_rollups('10000000-0000-4000-8000-000000000002');
+end $$;
 
 -- acting as anon
 set local role anon;

@@ -136,6 +136,8 @@ export async function insertCatalog(sql: postgres.Sql, catalog: CatalogSpec, sna
       await tx`insert into app.concept_links (snapshot_id, source_id, target_id, type, weight)
                values (${snapshotId}, ${idFor('concept', link.source)}, ${idFor('concept', link.target)}, ${link.type ?? 'prerequisite'}, ${link.weight ?? 1})`;
     }
+    // The import computes a snapshot's derived figures in its transaction; so does this builder.
+    await tx`select private.refresh_content_rollups(${snapshotId})`;
   });
 
   return {
