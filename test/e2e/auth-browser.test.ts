@@ -1,14 +1,11 @@
-import { existsSync } from 'node:fs';
 import { serve, type ServerType } from '@hono/node-server';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../scripts/test-database.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { hasChromium, launchChromium } from '../helpers/browser.js';
 import { providerEnv, startFakeProvider, type FakeProvider } from './oauth-fixtures.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-// `npm test` installs Debian's chromium when missing; a bare `vitest` run without it skips.
-const hasChromium = existsSync(CHROMIUM);
 
 describe.skipIf(!hasChromium)('auth routes: sign-in in a real browser', () => {
   let t: TestApp;
@@ -28,10 +25,7 @@ describe.skipIf(!hasChromium)('auth routes: sign-in in a real browser', () => {
     t = await createTestApp({ ...providerEnv(google, github, callback), AUTH_ALLOWED_REDIRECT_ORIGINS: baseUrl, AUTH_DEFAULT_REDIRECT_URL: `${baseUrl}/` });
     server = serve({ fetch: t.app.fetch, port, hostname: '127.0.0.1' });
     await new Promise((resolve) => server.once('listening', resolve));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
