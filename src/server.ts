@@ -1,10 +1,9 @@
 import { serve } from '@hono/node-server';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { createJwtVerifier } from './context/jwt.js';
 import { loadOrCreateDevJwtSecret } from './context/dev-secret.js';
 import { openDatabase, prepareDatabase } from './db/database.js';
-import { createPostgresRpc } from './db/postgres-rpc.js';
+import { createRpcFromConfig, createVerifierFromConfig } from './deps.js';
 import { createLogger } from './logger.js';
 import { createSessionStore } from './auth/session-store.js';
 import { createAuthService } from './auth/auth-service.js';
@@ -36,22 +35,10 @@ async function main() {
     logger.warn('SUPABASE_JWT_SECRET is not set: using a generated development secret');
   }
 
-  const rpc = createPostgresRpc({
-    url: database.url,
-    poolMax: config.DB_POOL_MAX,
-    statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
-    connectTimeoutSeconds: config.DB_CONNECT_TIMEOUT_S,
-    tokenIssuer: config.JWT_ISSUER ?? 'sparkpath',
-  });
+  const rpc = createRpcFromConfig(config, database.url);
   const sessionStore = createSessionStore(rpc.sql);
   const auth = createAuthService(config, sessionStore);
-  const verifier = createJwtVerifier({
-    localJwks: JSON.parse(auth.jwks) as JSONWebKeySet,
-    secret: config.SUPABASE_JWT_SECRET,
-    jwksUrl: config.JWT_JWKS_URL,
-    audience: config.JWT_AUDIENCE,
-    issuer: config.JWT_ISSUER,
-  });
+  const verifier = createVerifierFromConfig(config, JSON.parse(auth.jwks) as JSONWebKeySet);
   const rateLimitStore = config.RATE_LIMIT_STORE === 'postgres' ? createPostgresRateLimitStore(rpc.sql) : undefined;
   const app = createApp({ config, rpc, logger, verifier, sessionStore, auth, rateLimitStore });
 

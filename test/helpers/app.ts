@@ -1,9 +1,7 @@
 import { Writable } from 'node:stream';
 import { createApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { createJwtVerifier } from '../../src/context/jwt.js';
-import { parseSigningKey, publicJwks } from '../../src/auth/signing-key.js';
-import { createPostgresRpc } from '../../src/db/postgres-rpc.js';
+import { createRpcFromConfig, createVerifierFromConfig } from '../../src/deps.js';
 import { createLogger } from '../../src/logger.js';
 import { createContractChecker } from './contract.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
@@ -59,20 +57,8 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
       callback();
     },
   });
-  const rpc = createPostgresRpc({
-    url: db.url,
-    poolMax: 4,
-    statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
-    connectTimeoutSeconds: config.DB_CONNECT_TIMEOUT_S,
-    tokenIssuer: config.JWT_ISSUER ?? 'sparkpath',
-  });
-  const signingKey = config.JWT_SIGNING_KEY ? parseSigningKey(config.JWT_SIGNING_KEY, config.JWT_SIGNING_KEY_ID) : undefined;
-  const verifier = createJwtVerifier({
-    secret: config.SUPABASE_JWT_SECRET,
-    localJwks: publicJwks(signingKey),
-    audience: config.JWT_AUDIENCE,
-    issuer: config.JWT_ISSUER,
-  });
+  const rpc = createRpcFromConfig(config, db.url, { poolMax: 4 });
+  const verifier = createVerifierFromConfig(config);
   const app = createApp({ config, rpc, logger: createLogger(config.LOG_LEVEL, sink), verifier });
   checkContracts(app);
   return {
