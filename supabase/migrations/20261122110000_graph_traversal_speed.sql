@@ -164,3 +164,135 @@ $$;
 comment on function api.get_spark_graph(text, text, integer, uuid) is
   'Prerequisite subgraph around a spark. Params: slug, direction (ancestors|descendants|both, default ancestors), max_depth (0..10, default 3), snapshot_id. Returns {root_id, direction, max_depth, nodes:[{id,slug,title,depth}], edges:[{source,target,weight,type}]}. Errors: 22023 invalid direction/max_depth, P0002 unknown slug/snapshot.';
 grant execute on function api.get_spark_graph(text, text, integer, uuid) to anon, authenticated;
+
+-- api.get_learning_path
+-- Purpose: what to study, in order, to reach a target spark.
+-- Params:  target (spark slug); skip_mastered (default true): leave out sparks the caller has a
+--          `mastered` learning event for (anonymous callers have none); snapshot_id (optional).
+-- Returns: {target_id, path: [{slug,title,estimated_mins}], total_mins, skipped_count}.
+--          path holds every prerequisite ancestor of the target (transitively) and the target.
+--          Order: Kahn's algorithm in rounds. Round 0 holds the sparks with no prerequisite in
+--          the set; round k those whose prerequisites all sit in earlier rounds; inside a round,
+--          lower(title) then id. So every spark comes after all of its prerequisites. If the data
+--          had a cycle (imports reject them) the call still ends; its members go last.
+--          total_mins sums the returned steps; skipped_count counts the sparks left out.
+-- Errors:  P0002 unknown target or snapshot_id.
+create or replace function api.get_learning_path(target text, skip_mastered boolean default true, snapshot_id uuid default null)
+returns jsonb
+language plpgsql
+stable
+security invoker
+set search_path = ''
+as $$
+declare
+  root record;
+  ordered_ids uuid[];
+  ordered_rounds integer[];
+  mastered uuid[] := '{}';
+  caller uuid := auth.uid();
+  result jsonb;
+begin
+  select f.snapshot_id, f.id into root
+  from private.find_spark(get_learning_path.target, private.resolve_snapshot_id(get_learning_path.snapshot_id)) f;
+  if root.id is null then
+    raise exception using errcode = 'P0002', message = 'spark not found',
+      detail = pg_catalog.jsonb_build_object('target', get_learning_path.target)::text;
+  end if;
+
+  -- The closure is walked level by level like api.get_spark_graph's ancestors (each member
+  -- probed once through spark_links_target), and the same probes give every prerequisite link
+  -- inside it: exactly the links whose target is a member.
+  -- Kahn's algorithm in rounds, set-based: the round of a spark is the length of the longest
+  -- prerequisite chain above it inside the closure (0 for sparks without prerequisites), which is
+  -- exactly the round in which Kahn's algorithm frees it. Computed top-down from the sources with
+  -- UNION-deduplicated (spark, round) pairs, so the cost is (closure links) x (longest chain).
+  -- Cycle guard: rounds stop growing at the closure size, and sparks that never become free
+  -- (members of a cycle) take that size as their round, i.e. go last.
+  with recursive
+  walk (frontier, seen, src, tgt) as (
+    select array[root.id], array[root.id], '{}'::uuid[], '{}'::uuid[]
+    union all
+    select nxt.ids, w.seen || nxt.ids, p.src, p.tgt
+    from walk w
+    cross join lateral (
+      select pg_catalog.array_agg(l.source_id), pg_catalog.array_agg(l.target_id)
+      from pg_catalog.unnest(w.frontier) f(id)
+      join app.spark_links l
+        on l.snapshot_id = root.snapshot_id and l.target_id = f.id and l.type = 'prerequisite'
+    ) p(src, tgt)
+    cross join lateral (
+      select coalesce(pg_catalog.array_agg(x.id), '{}')
+      from (select pg_catalog.unnest(p.src) except select pg_catalog.unnest(w.seen)) x(id)
+    ) nxt(ids)
+    where pg_catalog.cardinality(w.frontier) > 0
+  ),
+  closure (id) as (
+    select f.id from walk w cross join pg_catalog.unnest(w.frontier) f(id)
+  ),
+  closure_size (n) as (
+    select pg_catalog.count(*)::integer from closure
+  ),
+  closure_links (source_id, target_id) as materialized (
+    select k.source_id, k.target_id
+    from walk w cross join rows from (pg_catalog.unnest(w.src), pg_catalog.unnest(w.tgt)) k(source_id, target_id)
+  ),
+  rounds (id, round) as (
+    select c.id, 0
+    from closure c
+    where not exists (select from closure_links k where k.target_id = c.id)
+    union
+    select k.target_id, r.round + 1
+    from rounds r
+    join closure_links k on k.source_id = r.id
+    where r.round < (select z.n from closure_size z)
+  ),
+  placed as (
+    select c.id, coalesce(pg_catalog.max(r.round), (select z.n from closure_size z)) as round
+    from closure c
+    left join rounds r on r.id = c.id
+    group by c.id
+  )
+  select pg_catalog.array_agg(p.id), pg_catalog.array_agg(p.round)
+  into ordered_ids, ordered_rounds
+  from placed p;
+
+  -- learning_events is readable only by signed-in users (RLS: their own rows); anon has no
+  -- grant at all, so look only when this role may.
+  if get_learning_path.skip_mastered and caller is not null
+     and pg_catalog.has_table_privilege('app.learning_events', 'select') then
+    select coalesce(pg_catalog.array_agg(distinct e.spark_id), '{}') into mastered
+    from app.learning_events e
+    where e.user_id = caller and e.verb = 'mastered' and e.spark_id = any (ordered_ids);
+  end if;
+
+  -- The body is built as text and cast to jsonb once (see api.get_spark_graph).
+  -- One primary-key probe per step (the lateral limit keeps the planner from hashing the whole
+  -- snapshot's sparks when the closure is large: cost follows the closure, not the catalog).
+  with steps as (
+    select o.id, s.slug, s.title, s.estimated_mins, o.round
+    from rows from (pg_catalog.unnest(ordered_ids), pg_catalog.unnest(ordered_rounds)) o(id, round)
+    cross join lateral (
+      select s.slug, s.title, s.estimated_mins
+      from app.sparks s
+      where s.snapshot_id = root.snapshot_id and s.id = o.id
+      limit 1
+    ) s
+    where not (o.id = any (mastered))
+  )
+  select pg_catalog.concat(
+    '{"path": [',
+    pg_catalog.string_agg(
+      pg_catalog.concat('{"slug": ', pg_catalog.to_json(st.slug), ', "title": ', pg_catalog.to_json(st.title),
+        ', "estimated_mins": ', st.estimated_mins, '}'),
+      ', ' order by st.round, pg_catalog.lower(st.title), st.id),
+    '], "target_id": "', root.id,
+    '", "total_mins": ', coalesce(pg_catalog.sum(st.estimated_mins), 0),
+    ', "skipped_count": ', pg_catalog.cardinality(mastered), '}'
+  )::jsonb into result
+  from steps st;
+  return result;
+end
+$$;
+comment on function api.get_learning_path(text, boolean, uuid) is
+  'Learning path to a target spark: all prerequisite ancestors plus the target, prerequisites first (Kahn rounds, then lower(title), then id). Params: target, skip_mastered (default true), snapshot_id. Returns {target_id, path:[{slug,title,estimated_mins}], total_mins, skipped_count}. Errors: P0002 unknown target/snapshot.';
+grant execute on function api.get_learning_path(text, boolean, uuid) to anon, authenticated;
