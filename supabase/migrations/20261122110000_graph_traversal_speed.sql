@@ -1,4 +1,4 @@
--- Faster graph traversal and learning paths; same responses, byte for byte.
+-- Faster graph traversal (api.get_spark_graph); same responses, byte for byte.
 --
 -- Measured on the 50,000-spark benchmark (docs/search-graph.md, "Performance"): a depth-10
 -- ancestor walk returns ~450 nodes and ~1,150 edges. The old functions spent their time in
@@ -17,6 +17,7 @@
 --   2. The body is assembled as JSON text with string_agg (to_json for strings) and cast to
 --      jsonb once. jsonb orders keys itself, so the stored value, and the text the API sends,
 --      are the same as before.
+-- The learning path gets the same walk and body building in 20261122110100_learning_path_rounds.sql.
 
 -- api.get_spark_graph
 -- Purpose: the prerequisite neighbourhood of one spark.

@@ -12,6 +12,12 @@
 -- with a cycle, or one whose links changed after the import) is served by the per-request
 -- computation, with the same result. Any write to a snapshot's prerequisite links deletes its
 -- rounds (statement trigger), so stored rounds are never stale.
+--
+-- api.get_learning_path is rewritten here too (same response, byte for byte): with stored
+-- rounds it only walks the closure; without them it walks the closure level by level collecting
+-- the closure's links in the same probes (as api.get_spark_graph does, instead of probing every
+-- member twice) and propagates rounds over them; either way the body is built as text and cast
+-- to jsonb once.
 
 create table app.spark_rounds (
   snapshot_id uuid not null references app.snapshots (id) on delete cascade,
