@@ -230,7 +230,8 @@ npm run test:reliability           # reliability suite, long form (60 s soak); n
 
 Needs \`wrk\`, \`pgbench\` and \`psql\` (Debian: \`apt-get install wrk postgresql-client\`). Everything runs
 on 127.0.0.1: the bench starts its own embedded PostgreSQL (temporary data directory, free port) and the
-API as a child process (\`node --import tsx src/server.ts\`, NODE_ENV=production, LOG_LEVEL=warn, its own
+API as a child process exactly as \`npm start\` runs it (the esbuild bundle and the start script's node
+flags), NODE_ENV=production, LOG_LEVEL=warn, its own
 JWT and service secrets), and every load has a fixed duration. Results: \`docs/benchmarks.json\` (every
 run, every number) and this file. Run it on a quiet machine: API, PostgreSQL and the load generator share
 the CPUs, so only ratios measured in the same run mean anything.

@@ -70,10 +70,23 @@ async function cleanup() {
 }
 process.on('SIGINT', () => void cleanup().finally(() => process.exit(130)));
 
-function startNode(script: string, env: NodeJS.ProcessEnv): ChildProcess {
+/**
+ * The API runs exactly as `npm start` runs it: the same esbuild bundle and the same node flags,
+ * read from package.json so the two cannot drift. Other scripts (R3) run through tsx.
+ */
+function apiCommand(): string[] {
+  const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, encoding: 'utf8' });
+  if (build.status !== 0) throw new Error(`npm run build failed: ${build.stderr}`);
+  const [node, ...args] = pkg.scripts.start.split('&&').at(-1)!.trim().split(/\s+/);
+  if (node !== 'node') throw new Error(`the start script should end in "node ...": ${pkg.scripts.start}`);
   // BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the API under load.
-  const extra = script === 'src/server.ts' ? (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean) : [];
-  const child = spawn(process.execPath, [...extra, '--import', 'tsx', script], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), ...args];
+}
+
+function startNode(script: string, env: NodeJS.ProcessEnv): ChildProcess {
+  const args = script === 'api' ? apiCommand() : ['--import', 'tsx', script];
+  const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout?.on('data', (d: Buffer) => process.env.BENCH_VERBOSE && process.stdout.write(d));
   child.stderr?.on('data', (d: Buffer) => process.stderr.write(d));
   children.add(child);
@@ -187,7 +200,7 @@ const API_ENV = {
 
 async function startApi(databaseUrl: string): Promise<Api> {
   const port = await freePort();
-  const child = startNode('src/server.ts', {
+  const child = startNode('api', {
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
     PORT: String(port),
