@@ -17,7 +17,8 @@ import postgres from 'postgres';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.js';
 import { prepareDatabase } from '../src/db/database.js';
 import { freePort, withDatabase } from '../scripts/test-database.js';
-import { PgLogTap, needsSimpleProtocol, r1Script, r2Script, type CapturedStatement } from './capture.js';
+import { PgLogTap, needsSimpleProtocol, r1Script, r2Script, unquote, type CapturedStatement } from './capture.js';
+import { requestKey, type ReplayStatement } from './passthrough.js';
 import { FAMILIES, type Family, type RequestSpec } from './endpoints.js';
 import { BENCH_JWT_SECRET, BENCH_SERVICE_SECRET, VARIANTS, sampleFixtures, type Fixtures } from './fixtures.js';
 import { createSessionMinter, type SessionMinter } from './sessions.js';
@@ -94,12 +95,13 @@ function startNode(script: string, env: NodeJS.ProcessEnv): ChildProcess {
   return child;
 }
 
-async function waitForHttp(url: string, timeoutMs = 60_000) {
+/** Waits for a 2xx (or, with anyStatus, for any HTTP answer at all). */
+async function waitForHttp(url: string, timeoutMs = 60_000, anyStatus = false) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     try {
       const res = await fetch(url);
-      if (res.ok) return;
+      if (res.ok || anyStatus) return;
     } catch {
       // not listening yet
     }
@@ -296,6 +298,8 @@ interface PreparedFamily {
   requestsFile: string;
   r1?: string[];
   r2?: string[];
+  /** R4: the same steady-state statements, per request key, for the passthrough server. */
+  r4?: Record<string, ReplayStatement[]>;
   protocol: 'prepared' | 'simple';
   note?: string;
 }
@@ -311,6 +315,7 @@ async function prepareFamily(family: Family, fixtures: Fixtures, api: Api, tap: 
   }
   const r1: string[] = [];
   const r2: string[] = [];
+  const r4: Record<string, ReplayStatement[]> = {};
   let cached = false;
   for (const request of requests) {
     // Twice: the first request shows every statement (cold), the second what the API sends in
@@ -324,6 +329,10 @@ async function prepareFamily(family: Family, fixtures: Fixtures, api: Api, tap: 
     const dispatches = (list: CapturedStatement[]) => list.filter((x) => x.text.includes('private.dispatch(')).length;
     if (dispatches(warm) < dispatches(cold)) cached = true;
     if (warm.length > 0) r2.push(r2Script(warm));
+    r4[requestKey(request.method, request.path, request.headers?.Authorization)] = warm.map((x) => ({
+      text: x.text,
+      params: x.params.map((literal) => (literal === 'NULL' ? null : unquote(literal))),
+    }));
     const one = r1Script(cold);
     if (one) r1.push(one);
   }
@@ -335,6 +344,7 @@ async function prepareFamily(family: Family, fixtures: Fixtures, api: Api, tap: 
     family, requestsFile, protocol,
     r1: r1.length === requests.length ? r1 : undefined,
     r2: r2.length === requests.length ? r2 : undefined,
+    r4,
     note: notes.length ? notes.join('; ') : undefined,
   };
 }
@@ -424,6 +434,13 @@ async function main() {
   }
   await stopChild(hello);
 
+  // R4: the Node floor, one passthrough server replaying every family's captured statements.
+  const replayFile = path.join(tempDir, 'replay.json');
+  await writeFile(replayFile, JSON.stringify(Object.assign({}, ...prepared.map((p) => p.r4 ?? {}))));
+  const passPort = await freePort();
+  const pass = startNode('bench/passthrough.ts', { PORT: String(passPort), DATABASE_URL: baseDbUrl, STATEMENTS: replayFile, NODE_ENV: 'production' });
+  await waitForHttp(`http://127.0.0.1:${passPort}/`, 60_000, true);
+
   for (const p of prepared) {
     const entry: FamilyResult = { name: p.family.name, group: p.family.group, route: p.family.route, available: true, note: p.note, byConnections: {} };
     for (const c of opts.connections) {
@@ -439,12 +456,19 @@ async function main() {
       const apiRun = await measure(() => runWrk(api.baseUrl, files[next++], c, opts.runSeconds, mode), { api: api.child.pid, postgres: pgPid });
       const r1 = p.r1 ? await measure(() => runPgbench(target(baseDbUrl), p.r1!, c, opts.runSeconds, p.protocol), { postgres: pgPid }) : undefined;
       const r2 = p.r2 ? await measure(() => runPgbench(target(baseDbUrl), p.r2!, c, opts.runSeconds, p.protocol), { postgres: pgPid }) : undefined;
-      entry.byConnections[c] = { api: apiRun, r1, r2, r3: r3[c] };
+      let r4: Measurement | undefined;
+      if (p.r4 && !p.family.singleUse) {
+        const passUrl = `http://127.0.0.1:${passPort}`;
+        await runWrk(passUrl, p.requestsFile, c, opts.warmupSeconds);
+        r4 = await measure(() => runWrk(passUrl, p.requestsFile, c, opts.runSeconds), { api: pass.pid, postgres: pgPid });
+      }
+      entry.byConnections[c] = { api: apiRun, r1, r2, r3: r3[c], r4 };
       entry.api_rss_after_mb = { ...entry.api_rss_after_mb, [c]: api.child.pid ? rssMb(api.child.pid) : undefined };
     }
     results.push(entry);
   }
 
+  await stopChild(pass);
   await minter?.close();
   const peakRss = api.child.pid ? peakRssMb(api.child.pid) : undefined;
   log(`API peak RSS ${peakRss?.toFixed(1)} MB`);
