@@ -28,6 +28,8 @@
 --   - current_concept is the concept of the lowest ordinal whose spark is not completed. The
 --     view picks the first concept (order_index, slug) holding an incomplete spark; the two agree
 --     because a spark's first placement is its smallest one.
+-- The list reads private.journey_summaries, the detail private.journey_document (one pass for
+-- the figures and spark_progress); both apply the rules of private.journey_progress_row.
 -- supabase/tests/32-journeys-per-user-progress.test.sql proves the functions equal the views.
 
 -- ---------------------------------------------------------------------------------------------
@@ -184,6 +186,68 @@ comment on function private.caller_spark_states() is
   'The caller''s learning events aggregated per spark: first completion, whether started, last event.';
 grant execute on function private.caller_spark_states() to anon, authenticated;
 
+-- private.journey_progress_row
+-- Purpose: the per-enrollment rules, in one place: an app.journey_progress row from an enrollment
+--          (with its trail's snapshot) and the figures over the trail's distinct sparks.
+-- Params:  jt                 the enrollment, as an app.journey_trails row
+--          total_sparks       distinct sparks of the trail
+--          completed_sparks   of those, completed (completed or mastered event)
+--          touched_sparks     of those, started or completed
+--          last_completed_at  latest first-completion among them
+--          last_event_at      latest event of any verb on them
+--          current_concept_id concept of the first spark in trail order that is not completed
+-- Returns: app.journey_progress (progress_percent floored; status completed only when total > 0
+--          and all are completed, in_progress when any is touched; completed_at only when
+--          completed; last_activity_at falls back to started_at; the current concept's slug and
+--          title from the enrollment's snapshot).
+create function private.journey_progress_row(
+  jt app.journey_trails,
+  total_sparks integer,
+  completed_sparks integer,
+  touched_sparks integer,
+  last_completed_at timestamptz,
+  last_event_at timestamptz,
+  current_concept_id uuid
+)
+returns app.journey_progress
+language sql
+stable
+security invoker
+set search_path = ''
+as $$
+  select
+    (jt).enrollment_id,
+    (jt).user_id,
+    (jt).trail_id,
+    (jt).started_at,
+    (jt).snapshot_id,
+    (jt).trail_slug,
+    (jt).trail_title,
+    (jt).trail_difficulty_level,
+    journey_progress_row.total_sparks,
+    journey_progress_row.completed_sparks,
+    case when journey_progress_row.total_sparks > 0
+      then (100 * journey_progress_row.completed_sparks) / journey_progress_row.total_sparks else 0 end,
+    case
+      when journey_progress_row.total_sparks > 0
+        and journey_progress_row.completed_sparks = journey_progress_row.total_sparks then 'completed'
+      when journey_progress_row.touched_sparks > 0 then 'in_progress'
+      else 'not_started'
+    end,
+    case when journey_progress_row.total_sparks > 0
+      and journey_progress_row.completed_sparks = journey_progress_row.total_sparks
+      then journey_progress_row.last_completed_at end,
+    coalesce(journey_progress_row.last_event_at, (jt).started_at),
+    c.id,
+    c.slug,
+    c.title
+  from (select) one
+  left join app.concepts c on c.snapshot_id = (jt).snapshot_id and c.id = journey_progress_row.current_concept_id
+$$;
+comment on function private.journey_progress_row(app.journey_trails, integer, integer, integer, timestamptz, timestamptz, uuid) is
+  'The per-enrollment progress rules: an app.journey_progress row from an enrollment and the figures over its trail''s distinct sparks.';
+grant execute on function private.journey_progress_row(app.journey_trails, integer, integer, integer, timestamptz, timestamptz, uuid) to anon, authenticated;
+
 -- private.journey_summaries
 -- Purpose: the caller's journeys as app.journey_progress rows (the view's row type and values),
 --          computed for the caller only.
@@ -200,28 +264,7 @@ as $$
   with states as materialized (
     select * from private.caller_spark_states()
   )
-  select
-    jt.enrollment_id,
-    jt.user_id,
-    jt.trail_id,
-    jt.started_at,
-    jt.snapshot_id,
-    jt.trail_slug,
-    jt.trail_title,
-    jt.trail_difficulty_level,
-    a.total_sparks,
-    a.completed_sparks,
-    case when a.total_sparks > 0 then (100 * a.completed_sparks) / a.total_sparks else 0 end,
-    case
-      when a.total_sparks > 0 and a.completed_sparks = a.total_sparks then 'completed'
-      when a.touched_sparks > 0 then 'in_progress'
-      else 'not_started'
-    end,
-    case when a.total_sparks > 0 and a.completed_sparks = a.total_sparks then a.last_completed_at end,
-    coalesce(a.last_event_at, jt.started_at),
-    cc.id,
-    cc.slug,
-    cc.title
+  select r.*
   from app.journey_trails jt
   cross join lateral (
     select
@@ -234,7 +277,8 @@ as $$
     from private.trail_spark_positions(jt.snapshot_id, jt.trail_id) p
     left join states s on s.spark_id = p.spark_id
   ) a
-  left join app.concepts cc on cc.snapshot_id = jt.snapshot_id and cc.id = a.current_concept_id
+  cross join lateral private.journey_progress_row(jt, a.total_sparks, a.completed_sparks, a.touched_sparks,
+    a.last_completed_at, a.last_event_at, a.current_concept_id) r
   where jt.user_id = (select auth.uid())
     and (journey_summaries.only_enrollment is null or jt.enrollment_id = journey_summaries.only_enrollment)
 $$;
@@ -242,12 +286,14 @@ comment on function private.journey_summaries(uuid) is
   'The caller''s journeys (or one of them) as app.journey_progress rows, computed from the caller''s events and each trail''s spark positions only.';
 grant execute on function private.journey_summaries(uuid) to anon, authenticated;
 
--- private.journey_spark_list
--- Purpose: the spark_progress array of one journey: each distinct spark of the trail in trail
---          order with the caller's status and first completion.
--- Params:  journey  an app.journey_progress row of the caller (snapshot_id and trail_id are used).
--- Returns: jsonb array [{spark_id, title, status, completed_at}] ('[]' for a trail without sparks).
-create function private.journey_spark_list(journey app.journey_progress)
+-- private.journey_document
+-- Purpose: the UserJourneyDetail document of one of the caller's enrollments, in one pass over
+--          the trail's spark positions (figures and spark_progress together).
+-- Params:  enrollment  an enrollment id.
+-- Returns: list item + current_concept ({id,title,slug} | null) + spark_progress
+--          ([{spark_id,title,status,completed_at}] in trail order); null when the caller has no
+--          visible enrollment with this id.
+create function private.journey_document(enrollment uuid)
 returns jsonb
 language sql
 stable
@@ -257,43 +303,46 @@ as $$
   with states as materialized (
     select * from private.caller_spark_states()
   )
-  select coalesce(pg_catalog.jsonb_agg(
-    pg_catalog.jsonb_build_object(
-      'spark_id', p.spark_id,
-      'title', p.spark_title,
-      'status', case
-        when s.completed_at is not null then 'completed'
-        when s.started then 'in_progress'
-        else 'not_started'
-      end,
-      'completed_at', s.completed_at)
-    order by p.ordinal), '[]'::jsonb)
-  from private.trail_spark_positions((journey).snapshot_id, (journey).trail_id) p
-  left join states s on s.spark_id = p.spark_id
-$$;
-comment on function private.journey_spark_list(app.journey_progress) is
-  'spark_progress of one of the caller''s journeys: distinct sparks in trail order, with status and completed_at.';
-grant execute on function private.journey_spark_list(app.journey_progress) to anon, authenticated;
-
--- private.journey_detail: unchanged document, spark_progress from private.journey_spark_list.
-create or replace function private.journey_detail(journey app.journey_progress)
-returns jsonb
-language sql
-stable
-security invoker
-set search_path = ''
-as $$
-  select private.journey_list_item(journey) || pg_catalog.jsonb_build_object(
-    'current_concept', case when (journey).current_concept_id is null then null else
+  select private.journey_list_item(r) || pg_catalog.jsonb_build_object(
+    'current_concept', case when r.current_concept_id is null then null else
       pg_catalog.jsonb_build_object(
-        'id', (journey).current_concept_id,
-        'title', (journey).current_concept_title,
-        'slug', (journey).current_concept_slug) end,
-    'spark_progress', private.journey_spark_list(journey))
+        'id', r.current_concept_id,
+        'title', r.current_concept_title,
+        'slug', r.current_concept_slug) end,
+    'spark_progress', a.spark_progress)
+  from app.journey_trails jt
+  cross join lateral (
+    select
+      pg_catalog.count(*)::integer as total_sparks,
+      (pg_catalog.count(*) filter (where s.completed_at is not null))::integer as completed_sparks,
+      (pg_catalog.count(*) filter (where s.completed_at is not null or s.started))::integer as touched_sparks,
+      pg_catalog.max(s.completed_at) as last_completed_at,
+      pg_catalog.max(s.last_event_at) as last_event_at,
+      (pg_catalog.array_agg(p.concept_id order by p.ordinal) filter (where s.completed_at is null))[1] as current_concept_id,
+      coalesce(pg_catalog.jsonb_agg(
+        pg_catalog.jsonb_build_object(
+          'spark_id', p.spark_id,
+          'title', p.spark_title,
+          'status', case
+            when s.completed_at is not null then 'completed'
+            when s.started then 'in_progress'
+            else 'not_started'
+          end,
+          'completed_at', s.completed_at)
+        order by p.ordinal), '[]'::jsonb) as spark_progress
+    from private.trail_spark_positions(jt.snapshot_id, jt.trail_id) p
+    left join states s on s.spark_id = p.spark_id
+  ) a
+  cross join lateral private.journey_progress_row(jt, a.total_sparks, a.completed_sparks, a.touched_sparks,
+    a.last_completed_at, a.last_event_at, a.current_concept_id) r
+  where jt.user_id = (select auth.uid()) and jt.enrollment_id = journey_document.enrollment
 $$;
-comment on function private.journey_detail(app.journey_progress) is
-  'UserJourneyDetail JSON (list item + current_concept + spark_progress in trail order) for one app.journey_progress row.';
-grant execute on function private.journey_detail(app.journey_progress) to anon, authenticated;
+comment on function private.journey_document(uuid) is
+  'UserJourneyDetail JSON of one of the caller''s enrollments (null when not visible), figures and spark_progress in one pass.';
+grant execute on function private.journey_document(uuid) to anon, authenticated;
+
+-- private.journey_detail (20261122030000) walked the views; private.journey_document replaces it.
+drop function private.journey_detail(app.journey_progress);
 
 -- api.list_user_journeys
 -- Purpose: the caller's enrollments with derived progress (RLS limits rows to the caller).
@@ -365,8 +414,7 @@ declare
   result jsonb;
 begin
   perform private.require_user();
-  select private.journey_detail(p) into result
-  from private.journey_summaries(get_user_journey.id) p;
+  result := private.journey_document(get_user_journey.id);
   if result is null then
     raise exception using
       errcode = 'P0002',
@@ -430,8 +478,7 @@ begin
     where e.user_id = caller and e.trail_id = enroll_in_trail.trail_id;
   end if;
 
-  select private.journey_detail(p) into result
-  from private.journey_summaries(enrollment) p;
+  result := private.journey_document(enrollment);
   return result || pg_catalog.jsonb_build_object('created', created);
 end
 $$;

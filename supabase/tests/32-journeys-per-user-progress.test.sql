@@ -1,5 +1,5 @@
--- The api functions compute journeys per caller (private.journey_summaries,
--- private.journey_spark_list over private.trail_spark_positions and private.caller_spark_states).
+-- The api functions compute journeys per caller (private.journey_summaries, private.journey_document
+-- over private.trail_spark_positions and private.caller_spark_states).
 -- They must give exactly what the reference views of the journeys migration give
 -- (app.journey_progress, app.journey_spark_progress): on generated content with shared sparks,
 -- order ties and empty trails, before the snapshot is rolled up (derived positions) and after
@@ -10,7 +10,7 @@ select plan(33);
 select ok(
   not exists (
     select 1 from pg_catalog.pg_proc p
-    where p.prosecdef and p.proname in ('journey_summaries', 'journey_spark_list', 'trail_spark_positions',
+    where p.prosecdef and p.proname in ('journey_summaries', 'journey_document', 'journey_progress_row', 'trail_spark_positions',
       'derive_trail_spark_positions', 'caller_spark_states')),
   'no per-caller journeys function is security definer');
 
