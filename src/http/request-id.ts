@@ -17,8 +17,9 @@ export function requestLogging(logger: Logger): MiddlewareHandler<AppEnv> {
     try {
       await next();
     } finally {
-      // Path only, never the query string: OAuth codes and states travel there.
-      logger.info({
+      // Path only, never the query string: OAuth codes and states travel there. The level check
+      // first: with request logs off (LOG_LEVEL=warn) the line is not even assembled.
+      if (logger.isLevelEnabled('info')) logger.info({
         req_id: requestId,
         method: c.req.method,
         route: c.req.routePath,
