@@ -36,37 +36,37 @@ grant execute on function pg_temp.depths(jsonb) to anon, authenticated;
 set local role authenticated;
 select set_config('request.jwt.claims', '{"sub":"40000000-0000-0000-0000-0000000000aa","role":"authenticated"}', true);
 
-select is(pg_temp.depths(api.get_spark_graph('d-bottom')),
+select is(pg_temp.depths(api.get_spark_graph('d-bottom')::jsonb),
   '{"d-bottom":0,"d-left":1,"d-right":1,"d-top":2}'::jsonb,
   'diamond ancestors: each node once, at its shortest depth');
-select is(jsonb_array_length(api.get_spark_graph('d-bottom') -> 'edges'), 4,
+select is(jsonb_array_length(api.get_spark_graph('d-bottom')::jsonb -> 'edges'), 4,
   'diamond ancestors: all four edges lie inside the subgraph');
-select is(api.get_spark_graph('d-bottom') ->> 'root_id', pg_temp.spark('d-bottom')::text,
+select is(api.get_spark_graph('d-bottom')::jsonb ->> 'root_id', pg_temp.spark('d-bottom')::text,
   'root_id is the id of the requested spark');
-select is(pg_temp.depths(api.get_spark_graph('d-top', 'descendants')),
+select is(pg_temp.depths(api.get_spark_graph('d-top', 'descendants')::jsonb),
   '{"d-top":0,"d-left":1,"d-right":1,"d-bottom":2}'::jsonb,
   'diamond descendants mirror the ancestors');
-select is(pg_temp.depths(api.get_spark_graph('c5', 'ancestors', 2)),
+select is(pg_temp.depths(api.get_spark_graph('c5', 'ancestors', 2)::jsonb),
   '{"c5":0,"c4":1,"c3":2}'::jsonb,
   'chain: max_depth cuts the walk off');
-select is(jsonb_array_length(api.get_spark_graph('c5', 'ancestors', 2) -> 'edges'), 2,
+select is(jsonb_array_length(api.get_spark_graph('c5', 'ancestors', 2)::jsonb -> 'edges'), 2,
   'chain: only edges between returned nodes are listed');
-select is(pg_temp.depths(api.get_spark_graph('c1', 'descendants')),
+select is(pg_temp.depths(api.get_spark_graph('c1', 'descendants')::jsonb),
   '{"c1":0,"c2":1,"c3":2,"c4":3}'::jsonb,
   'chain: max_depth defaults to 3');
-select is(pg_temp.depths(api.get_spark_graph('c3', 'both', 1)),
+select is(pg_temp.depths(api.get_spark_graph('c3', 'both', 1)::jsonb),
   '{"c3":0,"c2":1,"c4":1}'::jsonb,
   'both directions combine ancestors and descendants');
-select is(pg_temp.depths(api.get_spark_graph('c2', 'descendants', 10)) ? 'lone', false,
+select is(pg_temp.depths(api.get_spark_graph('c2', 'descendants', 10)::jsonb) ? 'lone', false,
   'related links are not traversed');
-select is(api.get_spark_graph('lone', 'both', 10) -> 'edges', '[]'::jsonb,
+select is(api.get_spark_graph('lone', 'both', 10)::jsonb -> 'edges', '[]'::jsonb,
   'a disconnected spark is a graph of one node without edges');
-select is(pg_temp.depths(api.get_spark_graph('y1', 'both', 10)),
+select is(pg_temp.depths(api.get_spark_graph('y1', 'both', 10)::jsonb),
   '{"y1":0,"y2":1,"y3":1}'::jsonb,
   'a cycle terminates and every node appears once');
-select is(jsonb_array_length(api.get_spark_graph('y1', 'ancestors', 10) -> 'edges'), 3,
+select is(jsonb_array_length(api.get_spark_graph('y1', 'ancestors', 10)::jsonb -> 'edges'), 3,
   'a cycle keeps its three edges once each');
-select is((select array_agg(s ->> 'slug' order by s ->> 'slug') from jsonb_array_elements(api.get_learning_path('y1') -> 'path') s),
+select is((select array_agg(s ->> 'slug' order by s ->> 'slug') from jsonb_array_elements(api.get_learning_path('y1')::jsonb -> 'path') s),
   array['y1', 'y2', 'y3'],
   'a learning path over a cycle ends and lists each member once');
 select throws_ok($$ select api.get_spark_graph('no-such-spark') $$, 'P0002', 'spark not found',
@@ -79,7 +79,7 @@ reset role;
 
 -- acting as anon: content is public, the function works for any request role
 set local role anon;
-select is(jsonb_array_length(api.get_spark_graph('d-bottom') -> 'nodes'), 4,
+select is(jsonb_array_length(api.get_spark_graph('d-bottom')::jsonb -> 'nodes'), 4,
   'anon reads the same graph');
 reset role;
 

@@ -43,20 +43,20 @@ values ('41000000-0000-0000-0000-0000000000a1', pg_temp.spark('d-left'), 'master
 set local role authenticated;
 select set_config('request.jwt.claims', '{"sub":"41000000-0000-0000-0000-0000000000a1","role":"authenticated"}', true);
 
-select is(pg_temp.slugs(api.get_learning_path('d-bottom', false)), array['d-top', 'd-left', 'd-right', 'd-bottom'],
+select is(pg_temp.slugs(api.get_learning_path('d-bottom', false)::jsonb), array['d-top', 'd-left', 'd-right', 'd-bottom'],
   'diamond: prerequisites first, ties in a round by title');
-select is((api.get_learning_path('d-bottom', false) ->> 'total_mins')::int, 5 + 7 + 11 + 13,
+select is((api.get_learning_path('d-bottom', false)::jsonb ->> 'total_mins')::int, 5 + 7 + 11 + 13,
   'total_mins sums the returned steps');
-select is(api.get_learning_path('d-bottom', false) -> 'path' -> 0,
+select is(api.get_learning_path('d-bottom', false)::jsonb -> 'path' -> 0,
   '{"slug":"d-top","title":"D Top","estimated_mins":5}'::jsonb,
   'a step is {slug,title,estimated_mins}');
-select is(pg_temp.slugs(api.get_learning_path('d-bottom')), array['d-top', 'd-right', 'd-bottom'],
+select is(pg_temp.slugs(api.get_learning_path('d-bottom')::jsonb), array['d-top', 'd-right', 'd-bottom'],
   'skip_mastered (the default) leaves out the caller''s mastered sparks');
-select is((api.get_learning_path('d-bottom') ->> 'skipped_count')::int, 1,
+select is((api.get_learning_path('d-bottom')::jsonb ->> 'skipped_count')::int, 1,
   'skipped_count counts mastered sparks once, not events');
-select is((api.get_learning_path('d-bottom') ->> 'total_mins')::int, 5 + 11 + 13,
+select is((api.get_learning_path('d-bottom')::jsonb ->> 'total_mins')::int, 5 + 11 + 13,
   'total_mins leaves out skipped sparks');
-select is(pg_temp.slugs(api.get_learning_path('goal')), array['twin-a', 'twin-b', 'goal'],
+select is(pg_temp.slugs(api.get_learning_path('goal')::jsonb), array['twin-a', 'twin-b', 'goal'],
   'equal titles fall back to id order; related links are not prerequisites');
 select throws_ok($$ select api.get_learning_path('nowhere') $$, 'P0002', 'spark not found',
   'an unknown target is not found');
@@ -69,13 +69,13 @@ select throws_ok($$ select api.list_spark_links(direction => 'outgoing') $$, '22
 
 -- acting as learner 2: learner 1's events are invisible
 select set_config('request.jwt.claims', '{"sub":"41000000-0000-0000-0000-0000000000a2","role":"authenticated"}', true);
-select is(pg_temp.slugs(api.get_learning_path('d-bottom')), array['d-left', 'd-right', 'd-bottom'],
+select is(pg_temp.slugs(api.get_learning_path('d-bottom')::jsonb), array['d-left', 'd-right', 'd-bottom'],
   'only the caller''s own mastered events count');
 reset role;
 
 -- acting as anon: no learning events are readable, so nothing is skipped
 set local role anon;
-select is((api.get_learning_path('d-bottom') ->> 'skipped_count')::int, 0,
+select is((api.get_learning_path('d-bottom')::jsonb ->> 'skipped_count')::int, 0,
   'anonymous callers skip nothing');
 reset role;
 

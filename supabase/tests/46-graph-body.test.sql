@@ -1,8 +1,14 @@
--- The graph and path bodies are assembled as JSON text and cast to jsonb once
--- (20261122110000_graph_traversal_speed.sql): the exact documents, the links between nodes of
+-- The graph and path bodies are assembled as JSON text (20261122110000_graph_traversal_speed.sql)
+-- and returned as json, i.e. that text unchanged (20261122140000_graph_json_bodies.sql): the
+-- exact documents, the exact text (the same bytes jsonb would print), the links between nodes of
 -- the last level, links that only the outgoing probe of `both` finds, and string escaping.
 begin;
-select plan(12);
+select plan(15);
+
+select is(array(select pg_catalog.pg_get_function_result(p.oid) from pg_catalog.pg_proc p
+                where p.oid in ('api.get_spark_graph(text, text, integer, uuid)'::regprocedure,
+                                'api.get_learning_path(text, boolean, uuid)'::regprocedure)),
+  array['json', 'json'], 'both functions return json: the built text, never parsed into jsonb');
 
 insert into app.snapshots (id, name, version_label, status, published_at)
 values ('46000000-0000-0000-0000-000000000000', 'graph body fixture', 'v46', 'published', now());
@@ -38,7 +44,7 @@ grant execute on function pg_temp.edges(jsonb) to anon, authenticated;
 set local role authenticated;
 select set_config('request.jwt.claims', '{"sub":"46000000-0000-0000-0000-0000000000aa","role":"authenticated"}', true);
 
-select is(api.get_spark_graph('g-r', 'ancestors', 1),
+select is(api.get_spark_graph('g-r', 'ancestors', 1)::jsonb,
   '{"root_id": "46000000-0000-0000-0000-000000000001", "direction": "ancestors", "max_depth": 1,
     "nodes": [{"id": "46000000-0000-0000-0000-000000000001", "slug": "g-r", "title": "Root", "depth": 0},
               {"id": "46000000-0000-0000-0000-00000000000a", "slug": "g-a", "title": "Alpha", "depth": 1},
@@ -53,28 +59,28 @@ select is(api.get_spark_graph('g-r', 'ancestors', 1)::text,
   jsonb_build_object(
     'root_id', '46000000-0000-0000-0000-000000000001'::uuid, 'direction', 'ancestors', 'max_depth', 1,
     'nodes', (select jsonb_agg(n order by (n ->> 'depth')::int, lower(n ->> 'title'), n ->> 'id')
-              from jsonb_array_elements(api.get_spark_graph('g-r', 'ancestors', 1) -> 'nodes') n),
+              from jsonb_array_elements(api.get_spark_graph('g-r', 'ancestors', 1)::jsonb -> 'nodes') n),
     'edges', (select jsonb_agg(jsonb_build_object('source', (e ->> 'source')::uuid, 'target', (e ->> 'target')::uuid,
                                                   'weight', (e ->> 'weight')::double precision, 'type', e ->> 'type'))
-              from jsonb_array_elements(api.get_spark_graph('g-r', 'ancestors', 1) -> 'edges') e))::text,
+              from jsonb_array_elements(api.get_spark_graph('g-r', 'ancestors', 1)::jsonb -> 'edges') e))::text,
   'the text the API sends is what jsonb_build_object would print for the same values');
-select is(pg_temp.edges(api.get_spark_graph('g-r', 'ancestors', 0)), '{}'::text[],
+select is(pg_temp.edges(api.get_spark_graph('g-r', 'ancestors', 0)::jsonb), '{}'::text[],
   'max_depth 0 is the root alone, without edges');
-select is(pg_temp.edges(api.get_spark_graph('g-d', 'ancestors', 1)), array['01>0d', 'ee>01', 'ee>0d'],
+select is(pg_temp.edges(api.get_spark_graph('g-d', 'ancestors', 1)::jsonb), array['01>0d', 'ee>01', 'ee>0d'],
   'ancestors: the link between the two depth-1 nodes is listed');
-select is(pg_temp.edges(api.get_spark_graph('g-b', 'descendants', 1)), array['0a>01', '0b>01', '0b>0a'],
+select is(pg_temp.edges(api.get_spark_graph('g-b', 'descendants', 1)::jsonb), array['0a>01', '0b>01', '0b>0a'],
   'descendants: the link between the two depth-1 nodes is listed');
-select is(pg_temp.edges(api.get_spark_graph('g-r', 'both', 1)),
+select is(pg_temp.edges(api.get_spark_graph('g-r', 'both', 1)::jsonb),
   array['01>0d', '0a>01', '0b>01', '0b>0a', 'ee>01', 'ee>0d'],
   'both: a link from an ancestor to a descendant is inside the subgraph');
-select is((select n ->> 'title' from jsonb_array_elements(api.get_spark_graph('g-q', 'descendants', 1) -> 'nodes') n
+select is((select n ->> 'title' from jsonb_array_elements(api.get_spark_graph('g-q', 'descendants', 1)::jsonb -> 'nodes') n
            where n ->> 'slug' = 'g-q'),
   E'Say "hi" \\ to caf\u00e9\ttabs',
   'titles with quotes, backslashes, tabs and accents come back unchanged');
-select is((select e ->> 'weight' from jsonb_array_elements(api.get_spark_graph('g-q', 'descendants', 1) -> 'edges') e),
+select is((select e ->> 'weight' from jsonb_array_elements(api.get_spark_graph('g-q', 'descendants', 1)::jsonb -> 'edges') e),
   '0.001', 'the smallest weight is printed as a plain number');
 
-select is(api.get_learning_path('g-r', false),
+select is(api.get_learning_path('g-r', false)::jsonb,
   '{"target_id": "46000000-0000-0000-0000-000000000001", "total_mins": 27, "skipped_count": 0,
     "path": [{"slug": "g-b", "title": "beta", "estimated_mins": 4},
              {"slug": "g-x", "title": "Cross", "estimated_mins": 7},
@@ -82,7 +88,17 @@ select is(api.get_learning_path('g-r', false),
              {"slug": "g-a", "title": "Alpha", "estimated_mins": 3},
              {"slug": "g-r", "title": "Root", "estimated_mins": 5}]}'::jsonb,
   'the whole path document: Kahn rounds, then lower(title), escaped titles intact');
-select is(api.get_learning_path('g-b', false) -> 'path',
+select is(api.get_learning_path('g-r', false)::text,
+  '{"path": [{"slug": "g-b", "title": "beta", "estimated_mins": 4}, '
+  || '{"slug": "g-x", "title": "Cross", "estimated_mins": 7}, '
+  || '{"slug": "g-q", "title": "Say \"hi\" \\ to caf' || U&'\00e9' || '\ttabs", "estimated_mins": 8}, '
+  || '{"slug": "g-a", "title": "Alpha", "estimated_mins": 3}, '
+  || '{"slug": "g-r", "title": "Root", "estimated_mins": 5}], '
+  || '"target_id": "46000000-0000-0000-0000-000000000001", "total_mins": 27, "skipped_count": 0}',
+  'the exact path text the API sends: jsonb key order and separators, escaped title');
+select is(api.get_spark_graph('g-q', 'both', 10)::text, api.get_spark_graph('g-q', 'both', 10)::jsonb::text,
+  'the graph text with an escaped title and fractional weights is what jsonb would print');
+select is(api.get_learning_path('g-b', false)::jsonb -> 'path',
   '[{"slug": "g-b", "title": "beta", "estimated_mins": 4}]'::jsonb,
   'a spark without prerequisites is a path of one step');
 reset role;
@@ -90,13 +106,13 @@ reset role;
 insert into app.learning_events (user_id, spark_id, verb, occurred_at)
 values ('46000000-0000-0000-0000-0000000000aa', '46000000-0000-0000-0000-00000000000a', 'mastered', now());
 set local role authenticated;
-select is(api.get_learning_path('g-r') - 'path',
+select is(api.get_learning_path('g-r')::jsonb - 'path',
   '{"target_id": "46000000-0000-0000-0000-000000000001", "total_mins": 24, "skipped_count": 1}'::jsonb,
   'a mastered step is skipped, counted and left out of total_mins');
 reset role;
 
 set local role anon;
-select is(api.get_learning_path('g-r') ->> 'skipped_count', '0',
+select is(api.get_learning_path('g-r')::jsonb ->> 'skipped_count', '0',
   'anon skips nothing');
 reset role;
 

@@ -30,16 +30,16 @@ select '47000000-0000-0000-0000-000000000001', pg_temp.spark(l.source), pg_temp.
 from (values ('c-a', 'c-b'), ('c-b', 'c-a')) l(source, target);
 
 -- The path before any rounds are stored: computed per request.
-create temporary table computed as select api.get_learning_path('r-goal', false) as body;
+create temporary table computed as select api.get_learning_path('r-goal', false)::jsonb as body;
 
 select is(private.refresh_spark_rounds('47000000-0000-0000-0000-000000000000'), 7,
   'every spark of the snapshot gets a round');
 select is(pg_temp.rounds(),
   '{"r-top": 0, "r-side": 0, "r-alone": 0, "r-late": 0, "r-mid": 1, "r-low": 2, "r-goal": 3}'::jsonb,
   'the round is the longest prerequisite chain above a spark');
-select is(api.get_learning_path('r-goal', false), (select body from computed),
+select is(api.get_learning_path('r-goal', false)::jsonb, (select body from computed),
   'the path read from stored rounds is the path computed per request');
-select is((select array_agg(s ->> 'slug' order by o) from jsonb_array_elements(api.get_learning_path('r-goal', false) -> 'path') with ordinality e(s, o)),
+select is((select array_agg(s ->> 'slug' order by o) from jsonb_array_elements(api.get_learning_path('r-goal', false)::jsonb -> 'path') with ordinality e(s, o)),
   array['r-side', 'r-top', 'r-mid', 'r-low', 'r-goal'],
   'stored rounds order the path: rounds first, then title');
 
@@ -48,7 +48,7 @@ insert into app.spark_links (snapshot_id, source_id, target_id, type)
 values ('47000000-0000-0000-0000-000000000000', pg_temp.spark('r-late'), pg_temp.spark('r-top'), 'prerequisite');
 select is_empty($$ select from app.spark_rounds where snapshot_id = '47000000-0000-0000-0000-000000000000' $$,
   'inserting a link forgets the snapshot''s rounds');
-select is((select array_agg(s ->> 'slug' order by o) from jsonb_array_elements(api.get_learning_path('r-goal', false) -> 'path') with ordinality e(s, o)),
+select is((select array_agg(s ->> 'slug' order by o) from jsonb_array_elements(api.get_learning_path('r-goal', false)::jsonb -> 'path') with ordinality e(s, o)),
   array['r-late', 'r-side', 'r-top', 'r-mid', 'r-low', 'r-goal'],
   'without stored rounds the path is computed with the new link');
 select is(private.refresh_spark_rounds('47000000-0000-0000-0000-000000000000'), 7,
