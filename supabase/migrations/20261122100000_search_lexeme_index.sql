@@ -35,10 +35,14 @@ create table app.search_title_postings (
   type text not null,
   id uuid not null,
   difficulty text,
-  primary key (snapshot_id, lexeme, type, id) include (difficulty)
+  sort_title text not null,
+  search_title text not null,
+  rank_vector tsvector not null,
+  -- what ranking a candidate needs rides in the index: a range of it is the ranked candidate set
+  primary key (snapshot_id, lexeme, type, id) include (difficulty, sort_title, search_title, rank_vector)
 );
 comment on table app.search_title_postings is
-  'Search postings: one row per (content row, lexeme of its title), in candidate order (type, id) per lexeme. Maintained by triggers.';
+  'Search postings: one row per (content row, lexeme of its title), in candidate order (type, id) per lexeme, with what ranking needs (lower(title), search_title, rank_vector). Maintained by triggers.';
 
 -- Read like the content tables: anyone reads, nobody but the owner writes.
 alter table app.search_lexeme_counts enable row level security;
@@ -50,13 +54,53 @@ create policy "anyone reads search title postings" on app.search_title_postings
 grant select on app.search_lexeme_counts to anon, authenticated;
 grant select on app.search_title_postings to anon, authenticated;
 
+-- private.search_rank_vector
+-- Purpose: a stand-in for a row's search document when ranking it for a query that matches
+--          only `lexeme` in it: the lexeme's entry (same positions and weights) plus filler
+--          entries (lexemes of spaces, which no query lexeme equals or prefixes) holding as many
+--          positions as the rest of the document. ts_rank(·, query, 1) reads only the entries the
+--          query matches and the document's position count, so for such a query it returns
+--          exactly what it returns for the whole document.
+-- Params:  doc (the row's search_vector), lexeme.
+-- Returns: tsvector.
+create function private.search_rank_vector(doc tsvector, lexeme text)
+returns tsvector
+language sql
+immutable
+parallel safe
+set search_path = ''
+as $$
+  with entry as (
+    select e.positions, e.weights from pg_catalog.unnest(search_rank_vector.doc) e
+    where e.lexeme = search_rank_vector.lexeme
+  ),
+  total as (
+    select pg_catalog.sum(coalesce(pg_catalog.array_length(e.positions, 1), 1))::integer as n
+    from pg_catalog.unnest(search_rank_vector.doc) e
+  )
+  select (
+    '''' || pg_catalog.replace(pg_catalog.replace(search_rank_vector.lexeme, '\', '\\'), '''', '''''') || ''''
+    || coalesce((select ':' || pg_catalog.string_agg(p.pos::text || p.w, ',' order by p.ord)
+                 from entry cross join lateral rows from (pg_catalog.unnest(entry.positions), pg_catalog.unnest(entry.weights))
+                      with ordinality p(pos, w, ord)), '')
+    || coalesce((select ' ' || pg_catalog.string_agg('''' || pg_catalog.repeat(' ', f.chunk) || ''':' || f.positions, ' ')
+                 from (select g.n / 256 + 1 as chunk, pg_catalog.string_agg((g.n % 256 + 1)::text, ',') as positions
+                       from total cross join entry
+                       cross join lateral pg_catalog.generate_series(0, total.n - coalesce(pg_catalog.array_length(entry.positions, 1), 1) - 1) g(n)
+                       group by g.n / 256) f), '')
+  )::tsvector
+$$;
+comment on function private.search_rank_vector(tsvector, text) is
+  'Stand-in document for ranking a row against a query matching only `lexeme` in it: that entry plus filler positions; ts_rank(.., 1) gives the same value as on the whole document.';
+grant execute on function private.search_rank_vector(tsvector, text) to anon, authenticated;
+
 -- private.search_index_sql
 -- Purpose: the statements that add (sign 1) or remove (sign -1) the search figures of the rows
 --          of `source` (a content table or a trigger transition table) of one content type.
--- Params:  kind (spark|concept|trail|domain), level_column (difficulty column or ''), source,
---          sign (1 or -1).
+-- Params:  kind (spark|concept|trail|domain), level_column (difficulty column or ''),
+--          title_column, source, sign (1 or -1).
 -- Returns: the SQL text (several statements; each reads `source` again).
-create function private.search_index_sql(kind text, level_column text, source text, sign integer)
+create function private.search_index_sql(kind text, level_column text, title_column text, source text, sign integer)
 returns text
 language sql
 immutable
@@ -71,8 +115,11 @@ as $$
         order by d.snapshot_id, d.lexeme, d.type, d.difficulty
       on conflict on constraint search_lexeme_counts_key
         do update set docs = c.docs + excluded.docs, title_docs = c.title_docs + excluded.title_docs;
-      insert into app.search_title_postings (snapshot_id, lexeme, type, id, difficulty)
-        select d.snapshot_id, d.lexeme, d.type, d.id, d.difficulty from (DELTA) d where d.in_title;
+      insert into app.search_title_postings (snapshot_id, lexeme, type, id, difficulty, sort_title, search_title, rank_vector)
+        select d.snapshot_id, d.lexeme, d.type, d.id, d.difficulty, pg_catalog.lower(d.title), d.search_title,
+               private.search_rank_vector(d.document, d.lexeme)
+        from (DELTA) d where d.in_title
+        order by d.snapshot_id, d.lexeme, d.type, d.id; -- key order: the btree grows at its end
     $add$ else $remove$
       update app.search_lexeme_counts c
          set docs = c.docs - g.docs, title_docs = c.title_docs - g.title_docs
@@ -91,21 +138,22 @@ as $$
     'DELTA',
     pg_catalog.format(
       $delta$select r.snapshot_id, l.lexeme collate "C" as lexeme, %1$L::text as type, r.id, %2$s as difficulty,
-                    'A' = any(l.weights) as in_title
+                    'A' = any(l.weights) as in_title, r.%4$I as title, r.search_title, r.search_vector as document
                from %3$s r cross join lateral pg_catalog.unnest(r.search_vector) l$delta$,
       search_index_sql.kind,
       case when search_index_sql.level_column = '' then 'null::text'
            else 'r.' || pg_catalog.quote_ident(search_index_sql.level_column) end,
-      search_index_sql.source))
+      search_index_sql.source,
+      search_index_sql.title_column))
 $$;
-comment on function private.search_index_sql(text, text, text, integer) is
+comment on function private.search_index_sql(text, text, text, text, integer) is
   'SQL adding (sign 1) or removing (sign -1) the search figures (lexeme counts, title postings) of the rows of a source relation.';
-revoke all on function private.search_index_sql(text, text, text, integer) from public, anon, authenticated, service_role;
+revoke all on function private.search_index_sql(text, text, text, text, integer) from public, anon, authenticated, service_role;
 
 -- private.maintain_search_index
 -- Purpose: statement trigger of sparks, concepts, trails and domains: keeps
 --          app.search_lexeme_counts and app.search_title_postings equal to the content rows.
---          tg_argv: content type, difficulty column ('' when none). Transition tables:
+--          tg_argv: content type, difficulty column ('' when none), title column. Transition tables:
 --          old_rows, new_rows. Security definer: writers need no rights on the figures.
 create function private.maintain_search_index()
 returns trigger
@@ -115,10 +163,10 @@ set search_path = ''
 as $$
 begin
   if tg_op in ('UPDATE', 'DELETE') then
-    execute private.search_index_sql(tg_argv[0], tg_argv[1], 'old_rows', -1);
+    execute private.search_index_sql(tg_argv[0], tg_argv[1], tg_argv[2], 'old_rows', -1);
   end if;
   if tg_op in ('UPDATE', 'INSERT') then
-    execute private.search_index_sql(tg_argv[0], tg_argv[1], 'new_rows', 1);
+    execute private.search_index_sql(tg_argv[0], tg_argv[1], tg_argv[2], 'new_rows', 1);
   end if;
   return null;
 end
@@ -132,26 +180,27 @@ declare
   content record;
 begin
   for content in
-    select * from (values ('sparks', 'spark', 'difficulty'), ('concepts', 'concept', ''),
-                          ('trails', 'trail', 'difficulty_level'), ('domains', 'domain', '')) v(tbl, kind, level_column)
+    select * from (values ('sparks', 'spark', 'difficulty', 'title'), ('concepts', 'concept', '', 'title'),
+                          ('trails', 'trail', 'difficulty_level', 'title'), ('domains', 'domain', '', 'name'))
+                      v(tbl, kind, level_column, title_column)
   loop
     execute pg_catalog.format(
       'create trigger %1$I after insert on app.%2$I referencing new table as new_rows
-         for each statement execute function private.maintain_search_index(%3$L, %4$L)',
-      content.tbl || '_search_index_insert', content.tbl, content.kind, content.level_column);
+         for each statement execute function private.maintain_search_index(%3$L, %4$L, %5$L)',
+      content.tbl || '_search_index_insert', content.tbl, content.kind, content.level_column, content.title_column);
     execute pg_catalog.format(
       'create trigger %1$I after update on app.%2$I referencing old table as old_rows new table as new_rows
-         for each statement execute function private.maintain_search_index(%3$L, %4$L)',
-      content.tbl || '_search_index_update', content.tbl, content.kind, content.level_column);
+         for each statement execute function private.maintain_search_index(%3$L, %4$L, %5$L)',
+      content.tbl || '_search_index_update', content.tbl, content.kind, content.level_column, content.title_column);
     execute pg_catalog.format(
       'create trigger %1$I after delete on app.%2$I referencing old table as old_rows
-         for each statement execute function private.maintain_search_index(%3$L, %4$L)',
-      content.tbl || '_search_index_delete', content.tbl, content.kind, content.level_column);
+         for each statement execute function private.maintain_search_index(%3$L, %4$L, %5$L)',
+      content.tbl || '_search_index_delete', content.tbl, content.kind, content.level_column, content.title_column);
     execute pg_catalog.format('alter table app.%1$I enable always trigger %2$I', content.tbl, content.tbl || '_search_index_insert');
     execute pg_catalog.format('alter table app.%1$I enable always trigger %2$I', content.tbl, content.tbl || '_search_index_update');
     execute pg_catalog.format('alter table app.%1$I enable always trigger %2$I', content.tbl, content.tbl || '_search_index_delete');
     -- backfill the rows already there
-    execute private.search_index_sql(content.kind, content.level_column, 'app.' || pg_catalog.quote_ident(content.tbl), 1);
+    execute private.search_index_sql(content.kind, content.level_column, content.title_column, 'app.' || pg_catalog.quote_ident(content.tbl), 1);
   end loop;
 end
 $$;
@@ -320,6 +369,7 @@ declare
   candidate_types text[] := '{}';
   candidate_snapshots uuid[] := '{}';
   candidate_ids uuid[] := '{}';
+  data jsonb;
 begin
   if search_content.q is null or pg_catalog.char_length(pg_catalog.btrim(search_content.q)) not between 1 and 200 then
     raise exception using errcode = '22023', message = 'q must be 1 to 200 characters',
@@ -388,6 +438,51 @@ begin
            and (search_content.type is null or c.type = search_content.type) and c.difficulty is not null
          group by c.difficulty
       ) counts on counts.difficulty = levels.value;
+    if title_total >= rank_cap then
+      -- Candidates: the first rank_cap title matches in (type, id) order, ranked from one range
+      -- of the postings index (rank_vector stands in for the document: see
+      -- private.search_rank_vector); only the page's rows are read from the content tables.
+      with candidates as (
+        select p.type, p.snapshot_id, p.id, p.sort_title,
+               pg_catalog.round((pg_catalog.ts_rank(p.rank_vector, query, 1)
+                 + case when p.search_title = normalized then 1.0
+                        when p.search_title like
+                             pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(normalized, '\', '\\'), '%', '\%'), '_', '\_') || '%'
+                          then 0.5
+                        else 0 end)::numeric, 6)::double precision as score
+          from app.search_title_postings p
+         where p.snapshot_id = snapshot and p.lexeme = single_lexeme
+           and (search_content.type is null or p.type = search_content.type)
+           and (search_content.difficulty is null or p.difficulty = search_content.difficulty)
+         order by p.type, p.id
+         limit rank_cap
+      ),
+      page_rows as (
+        select c.* from candidates c
+        order by c.score desc, c.sort_title, c.type, c.id
+        offset (search_content.page - 1) * search_content.per_page
+        limit search_content.per_page
+      )
+      select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+               'type', p.type, 'id', p.id, 'slug', x.slug, 'title', x.title,
+               'summary', x.summary, 'score', p.score)
+             order by p.score desc, p.sort_title, p.type, p.id), '[]'::jsonb)
+        into data
+        from page_rows p
+        cross join lateral (
+          select s.slug, s.title, s.summary from app.sparks s
+           where p.type = 'spark' and s.snapshot_id = p.snapshot_id and s.id = p.id
+          union all
+          select k.slug, k.title, k.description from app.concepts k
+           where p.type = 'concept' and k.snapshot_id = p.snapshot_id and k.id = p.id
+          union all
+          select t.slug, t.title, t.description from app.trails t
+           where p.type = 'trail' and t.snapshot_id = p.snapshot_id and t.id = p.id
+          union all
+          select d.slug, d.name, d.description from app.domains d
+           where p.type = 'domain' and d.snapshot_id = p.snapshot_id and d.id = p.id
+        ) x;
+    else
     -- Candidates: title matches in (type, id) order, read from the postings index, then (when
     -- they leave room) the other matches in the same order.
     select coalesce(pg_catalog.array_agg(p.type order by p.type, p.id), '{}'),
@@ -416,6 +511,7 @@ begin
            order by m.type, m.id
            limit rank_cap - title_total
         ) m;
+    end if;
     end if;
   else
     -- General path: every match is listed, counted and ordered (rank_cap bounds the ranking).
@@ -460,8 +556,8 @@ begin
   end if;
 
   return pg_catalog.jsonb_build_object(
-    'data', private.search_page_rows(candidate_types, candidate_snapshots, candidate_ids, query, normalized, fuzzy,
-                                     search_content.page, search_content.per_page),
+    'data', coalesce(data, private.search_page_rows(candidate_types, candidate_snapshots, candidate_ids, query,
+                                                    normalized, fuzzy, search_content.page, search_content.per_page)),
     'meta', pg_catalog.jsonb_build_object(
       'total', total,
       'page', search_content.page,
