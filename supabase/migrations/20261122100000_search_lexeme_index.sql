@@ -38,8 +38,9 @@ create table app.search_title_postings (
   sort_title text not null,
   search_title text not null,
   rank_vector tsvector not null,
-  -- what ranking a candidate needs rides in the index: a range of it is the ranked candidate set
-  primary key (snapshot_id, lexeme, type, id) include (difficulty, sort_title, search_title, rank_vector)
+  -- rows are written in key order (see search_index_sql), so the heap rows of one key range are
+  -- contiguous: a range scan reads few heap pages
+  primary key (snapshot_id, lexeme, type, id)
 );
 comment on table app.search_title_postings is
   'Search postings: one row per (content row, lexeme of its title), in candidate order (type, id) per lexeme, with what ranking needs (lower(title), search_title, rank_vector). Maintained by triggers.';
