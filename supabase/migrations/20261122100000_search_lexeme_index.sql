@@ -324,6 +324,42 @@ comment on function private.search_page_rows(text[], uuid[], uuid[], tsquery, te
   'Ranks search candidates (score = ts_rank + exact/prefix title boost, or trigram similarity when fuzzy) and returns one page as a jsonb array.';
 grant execute on function private.search_page_rows(text[], uuid[], uuid[], tsquery, text, boolean, integer, integer) to anon, authenticated;
 
+-- private.title_order_is_bytewise
+-- Purpose: whether the database's default collation orders text like collation "C" (byte order),
+--          decided once, here: a libc or builtin C / C.UTF-8 locale, and a sample of awkward
+--          strings (case, accents, punctuation, spaces, digits) sorts the same both ways. Search
+--          then breaks score ties on lower(title) with the cheap byte comparison (same order);
+--          under any other collation it keeps the collation's comparison.
+-- Returns: boolean (a constant).
+do $$
+declare
+  bytewise boolean;
+begin
+  select (d.datlocprovider in ('c', 'b')
+          and coalesce(case when d.datlocprovider = 'b' then d.datlocale end, d.datcollate) ~* '^(c|posix|c\.utf-?8)$')
+    into bytewise
+    from pg_catalog.pg_database d where d.datname = pg_catalog.current_database();
+  if bytewise then
+    select (select pg_catalog.array_agg(v order by v) from unnest(sample) v)
+         = (select pg_catalog.array_agg(v order by v collate "C") from unnest(sample) v)
+      into bytewise
+      from (select array['a', 'B', 'b', 'é', 'e', 'f', 'ß', 'ss', 'a b', 'ab', 'a-b', 'a_b', 'a1', 'a10', 'a2',
+                         '#1', ' z', 'z ', 'Ω', 'ω', '中', 'ａ', 'æ', 'ae', 'résumé', 'resume', 'resumé'] as sample) s;
+  end if;
+  execute pg_catalog.format($f$
+    create function private.title_order_is_bytewise()
+    returns boolean
+    language sql
+    immutable
+    set search_path = ''
+    as 'select %s'
+  $f$, case when bytewise then 'true' else 'false' end);
+end
+$$;
+comment on function private.title_order_is_bytewise() is
+  'Constant decided at migration: the default collation orders like collation "C" (search tie-breaks may compare bytes).';
+grant execute on function private.title_order_is_bytewise() to anon, authenticated;
+
 -- api.search_content: same contract as in 20261122040000_search.sql (see its comment block);
 -- rewritten so that a query matching exactly one lexeme of the snapshot's vocabulary reads its
 -- totals, facets and candidates from the search figures above instead of from every match.
@@ -371,6 +407,9 @@ declare
   candidate_snapshots uuid[] := '{}';
   candidate_ids uuid[] := '{}';
   data jsonb;
+  bytewise_titles constant boolean := private.title_order_is_bytewise();
+  -- titles starting with the query (LIKE-escaped), computed once rather than per candidate
+  title_prefix text := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(normalized, '\', '\\'), '%', '\%'), '_', '\_') || '%';
 begin
   if search_content.q is null or pg_catalog.char_length(pg_catalog.btrim(search_content.q)) not between 1 and 200 then
     raise exception using errcode = '22023', message = 'q must be 1 to 200 characters',
@@ -445,12 +484,15 @@ begin
       -- private.search_rank_vector); only the page's rows are read from the content tables.
       with candidates as (
         select p.type, p.snapshot_id, p.id, p.sort_title,
-               pg_catalog.round((pg_catalog.ts_rank(p.rank_vector, query, 1)
-                 + case when p.search_title = normalized then 1.0
-                        when p.search_title like
-                             pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(normalized, '\', '\\'), '%', '\%'), '_', '\_') || '%'
-                          then 0.5
-                        else 0 end)::numeric, 6)::double precision as score
+               -- = round((rank + boost)::numeric, 6)::double precision, as the general path computes
+               -- it, without two numeric conversions per candidate: rank + boost is a float4 plus
+               -- 0, 0.5 or 1 (exact in float8), never within float8 error of a half-way point
+               -- unless exactly on it, where both round half away from zero.
+               pg_catalog.trunc((pg_catalog.ts_rank(p.rank_vector, query, 1)
+                 + case when p.search_title = normalized then 1.0::double precision
+                        when p.search_title like title_prefix then 0.5::double precision
+                        else 0::double precision end) * 1000000::double precision + 0.5::double precision)
+                 / 1000000::double precision as score
           from app.search_title_postings p
          where p.snapshot_id = snapshot and p.lexeme = single_lexeme
            and (search_content.type is null or p.type = search_content.type)
@@ -460,7 +502,11 @@ begin
       ),
       page_rows as (
         select c.* from candidates c
-        order by c.score desc, c.sort_title, c.type, c.id
+        -- lower(title) ties: byte comparison when it orders the same (see title_order_is_bytewise)
+        order by c.score desc,
+                 case when bytewise_titles then c.sort_title collate "C" end,
+                 case when not bytewise_titles then c.sort_title end,
+                 c.type, c.id
         offset (search_content.page - 1) * search_content.per_page
         limit search_content.per_page
       )
