@@ -17,7 +17,8 @@ import postgres from 'postgres';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.js';
 import { prepareDatabase } from '../src/db/database.js';
 import { freePort, withDatabase } from '../scripts/test-database.js';
-import { PgLogTap, needsSimpleProtocol, r1Script, r2Script, type CapturedStatement } from './capture.js';
+import { PgLogTap, needsSimpleProtocol, r1Script, r2Script, unquote, type CapturedStatement } from './capture.js';
+import { requestKey, type ReplayStatement } from './passthrough.js';
 import { FAMILIES, type Family, type RequestSpec } from './endpoints.js';
 import { BENCH_JWT_SECRET, BENCH_SERVICE_SECRET, VARIANTS, sampleFixtures, type Fixtures } from './fixtures.js';
 import { createSessionMinter, type SessionMinter } from './sessions.js';
@@ -70,10 +71,23 @@ async function cleanup() {
 }
 process.on('SIGINT', () => void cleanup().finally(() => process.exit(130)));
 
-function startNode(script: string, env: NodeJS.ProcessEnv): ChildProcess {
+/**
+ * The API runs exactly as `npm start` runs it: the same esbuild bundle and the same node flags,
+ * read from package.json so the two cannot drift. Other scripts (R3) run through tsx.
+ */
+function apiCommand(): string[] {
+  const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, encoding: 'utf8' });
+  if (build.status !== 0) throw new Error(`npm run build failed: ${build.stderr}`);
+  const [node, ...args] = pkg.scripts.start.split('&&').at(-1)!.trim().split(/\s+/);
+  if (node !== 'node') throw new Error(`the start script should end in "node ...": ${pkg.scripts.start}`);
   // BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the API under load.
-  const extra = script === 'src/server.ts' ? (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean) : [];
-  const child = spawn(process.execPath, [...extra, '--import', 'tsx', script], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), ...args];
+}
+
+function startNode(script: string, env: NodeJS.ProcessEnv): ChildProcess {
+  const args = script === 'api' ? apiCommand() : ['--import', 'tsx', script];
+  const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout?.on('data', (d: Buffer) => process.env.BENCH_VERBOSE && process.stdout.write(d));
   child.stderr?.on('data', (d: Buffer) => process.stderr.write(d));
   children.add(child);
@@ -81,12 +95,13 @@ function startNode(script: string, env: NodeJS.ProcessEnv): ChildProcess {
   return child;
 }
 
-async function waitForHttp(url: string, timeoutMs = 60_000) {
+/** Waits for a 2xx (or, with anyStatus, for any HTTP answer at all). */
+async function waitForHttp(url: string, timeoutMs = 60_000, anyStatus = false) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     try {
       const res = await fetch(url);
-      if (res.ok) return;
+      if (res.ok || anyStatus) return;
     } catch {
       // not listening yet
     }
@@ -187,7 +202,7 @@ const API_ENV = {
 
 async function startApi(databaseUrl: string): Promise<Api> {
   const port = await freePort();
-  const child = startNode('src/server.ts', {
+  const child = startNode('api', {
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
     PORT: String(port),
@@ -283,6 +298,8 @@ interface PreparedFamily {
   requestsFile: string;
   r1?: string[];
   r2?: string[];
+  /** R4: the same steady-state statements, per request key, for the passthrough server. */
+  r4?: Record<string, ReplayStatement[]>;
   protocol: 'prepared' | 'simple';
   note?: string;
 }
@@ -298,6 +315,7 @@ async function prepareFamily(family: Family, fixtures: Fixtures, api: Api, tap: 
   }
   const r1: string[] = [];
   const r2: string[] = [];
+  const r4: Record<string, ReplayStatement[]> = {};
   let cached = false;
   for (const request of requests) {
     // Twice: the first request shows every statement (cold), the second what the API sends in
@@ -311,6 +329,10 @@ async function prepareFamily(family: Family, fixtures: Fixtures, api: Api, tap: 
     const dispatches = (list: CapturedStatement[]) => list.filter((x) => x.text.includes('private.dispatch(')).length;
     if (dispatches(warm) < dispatches(cold)) cached = true;
     if (warm.length > 0) r2.push(r2Script(warm));
+    r4[requestKey(request.method, request.path, request.headers?.Authorization)] = warm.map((x) => ({
+      text: x.text,
+      params: x.params.map((literal) => (literal === 'NULL' ? null : unquote(literal))),
+    }));
     const one = r1Script(cold);
     if (one) r1.push(one);
   }
@@ -322,6 +344,7 @@ async function prepareFamily(family: Family, fixtures: Fixtures, api: Api, tap: 
     family, requestsFile, protocol,
     r1: r1.length === requests.length ? r1 : undefined,
     r2: r2.length === requests.length ? r2 : undefined,
+    r4,
     note: notes.length ? notes.join('; ') : undefined,
   };
 }
@@ -411,6 +434,13 @@ async function main() {
   }
   await stopChild(hello);
 
+  // R4: the Node floor, one passthrough server replaying every family's captured statements.
+  const replayFile = path.join(tempDir, 'replay.json');
+  await writeFile(replayFile, JSON.stringify(Object.assign({}, ...prepared.map((p) => p.r4 ?? {}))));
+  const passPort = await freePort();
+  const pass = startNode('bench/passthrough.ts', { PORT: String(passPort), DATABASE_URL: baseDbUrl, STATEMENTS: replayFile, NODE_ENV: 'production' });
+  await waitForHttp(`http://127.0.0.1:${passPort}/`, 60_000, true);
+
   for (const p of prepared) {
     const entry: FamilyResult = { name: p.family.name, group: p.family.group, route: p.family.route, available: true, note: p.note, byConnections: {} };
     for (const c of opts.connections) {
@@ -426,12 +456,19 @@ async function main() {
       const apiRun = await measure(() => runWrk(api.baseUrl, files[next++], c, opts.runSeconds, mode), { api: api.child.pid, postgres: pgPid });
       const r1 = p.r1 ? await measure(() => runPgbench(target(baseDbUrl), p.r1!, c, opts.runSeconds, p.protocol), { postgres: pgPid }) : undefined;
       const r2 = p.r2 ? await measure(() => runPgbench(target(baseDbUrl), p.r2!, c, opts.runSeconds, p.protocol), { postgres: pgPid }) : undefined;
-      entry.byConnections[c] = { api: apiRun, r1, r2, r3: r3[c] };
+      let r4: Measurement | undefined;
+      if (p.r4 && !p.family.singleUse) {
+        const passUrl = `http://127.0.0.1:${passPort}`;
+        await runWrk(passUrl, p.requestsFile, c, opts.warmupSeconds);
+        r4 = await measure(() => runWrk(passUrl, p.requestsFile, c, opts.runSeconds), { api: pass.pid, postgres: pgPid });
+      }
+      entry.byConnections[c] = { api: apiRun, r1, r2, r3: r3[c], r4 };
       entry.api_rss_after_mb = { ...entry.api_rss_after_mb, [c]: api.child.pid ? rssMb(api.child.pid) : undefined };
     }
     results.push(entry);
   }
 
+  await stopChild(pass);
   await minter?.close();
   const peakRss = api.child.pid ? peakRssMb(api.child.pid) : undefined;
   log(`API peak RSS ${peakRss?.toFixed(1)} MB`);

@@ -64,14 +64,14 @@ export function createApp(deps: AppDeps) {
   });
 
   app.use(requestLogging(logger));
-  app.use(
-    bodyLimit({
-      maxSize: config.BODY_LIMIT_BYTES,
-      onError: () => {
-        throw new ApiError('PAYLOAD_TOO_LARGE', `Request body exceeds ${config.BODY_LIMIT_BYTES} bytes`);
-      },
-    }),
-  );
+  const limitBody = bodyLimit({
+    maxSize: config.BODY_LIMIT_BYTES,
+    onError: () => {
+      throw new ApiError('PAYLOAD_TOO_LARGE', `Request body exceeds ${config.BODY_LIMIT_BYTES} bytes`);
+    },
+  });
+  // GET and HEAD carry no body here; bodyLimit would still build a full fetch Request to look.
+  app.use((c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
   app.use(contextMiddleware(resolveContext, { lenientPaths: new Set(['/auth/session']) }));
   // The front ends we serve, plus the API's own public origin (behind a TLS-terminating proxy
   // the request URL the app sees is not the one the browser used).

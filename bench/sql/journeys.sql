@@ -45,8 +45,8 @@ analyze bench_event_owners;
 insert into app.learning_events (user_id, spark_id, verb, occurred_at, recorded_at)
 select e.user_id, ts.spark_id,
        (array['started', 'started', 'completed', 'completed', 'mastered', 'bookmarked'])[1 + (g % 6)],
-       now() - make_interval(mins => (g % 100000)::int),
-       now() - make_interval(mins => (g % 100000)::int)
+       now() - make_interval(secs => g),
+       now() - make_interval(secs => g)
 from generate_series(1, :events) g
 join bench_event_owners e on e.n = 1 + (g % (select count(*) from bench_event_owners))
 join bench_trail_sparks ts on ts.trail_id = e.trail_id and ts.n = 1 + ((g / 7) % e.total);

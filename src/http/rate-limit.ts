@@ -90,8 +90,9 @@ export function rateLimit(options: RateLimitOptions): MiddlewareHandler<AppEnv> 
     if (count > limit) {
       throw new ApiError('RATE_LIMITED', `Rate limit of ${limit} requests per ${options.windowSeconds} s exceeded`, { limit, window_seconds: options.windowSeconds, retry_after: resetSeconds }, { ...headers, 'Retry-After': String(Math.max(resetSeconds, 1)) });
     }
-    await next();
+    // Prepared before the handler runs, so they land on the response as it is built.
     for (const [name, value] of Object.entries(headers)) c.header(name, value);
+    await next();
   };
 }
 

@@ -12,12 +12,14 @@ export function requestLogging(logger: Logger): MiddlewareHandler<AppEnv> {
     const incoming = c.req.header('x-request-id');
     const requestId = incoming && ACCEPTABLE_ID.test(incoming) ? incoming : randomUUID();
     c.set('requestId', requestId);
+    // Set before the response exists: a header added afterwards makes Hono clone the response.
+    c.header('X-Request-Id', requestId);
     try {
       await next();
     } finally {
-      c.header('X-Request-Id', requestId);
-      // Path only, never the query string: OAuth codes and states travel there.
-      logger.info({
+      // Path only, never the query string: OAuth codes and states travel there. The level check
+      // first: with request logs off (LOG_LEVEL=warn) the line is not even assembled.
+      if (logger.isLevelEnabled('info')) logger.info({
         req_id: requestId,
         method: c.req.method,
         route: c.req.routePath,
