@@ -3,7 +3,9 @@
  * @hono/node-server plus a postgres.js pool with the API's settings; for each request it runs
  * the statements the API sent for that same request (captured, steady state) and returns the
  * last one's text. No validation, no caller resolution, no rate limits, no logging: API÷R4 is
- * what everything the API adds on top of the bare stack costs.
+ * what everything the API adds on top of the bare stack costs. It keeps the API's call gate
+ * (src/db/call-gate.ts): without it postgres.js 3.4.9 slows down the longer the load lasts, and
+ * R4 would measure that instead of the stack.
  *
  *   PORT=… DATABASE_URL=… STATEMENTS=file.json node --import tsx bench/passthrough.ts
  *
@@ -14,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import postgres from 'postgres';
+import { CallGate } from '../src/db/call-gate.js';
 
 export interface ReplayStatement {
   text: string;
@@ -26,8 +29,10 @@ export const requestKey = (method: string, pathAndQuery: string, authorization: 
 
 function main() {
   const statements = new Map(Object.entries(JSON.parse(readFileSync(process.env.STATEMENTS!, 'utf8')) as Record<string, ReplayStatement[]>));
+  const poolMax = Number(process.env.DB_POOL_MAX ?? 10);
+  const gate = new CallGate(poolMax);
   const sql = postgres(process.env.DATABASE_URL!, {
-    max: Number(process.env.DB_POOL_MAX ?? 10),
+    max: poolMax,
     prepare: true,
     onnotice: () => undefined,
     connection: { application_name: 'sparkpath-bench-r4' },
@@ -39,8 +44,14 @@ function main() {
     if (!replay) return c.text('no captured statements for this request', 404);
     let body = '';
     for (const statement of replay) {
-      const rows = await sql.unsafe(statement.text, statement.params, { prepare: true }).values();
-      body = String(rows[0]?.[0] ?? '');
+      const slot = gate.enter();
+      try {
+        await slot.ready;
+        const rows = await sql.unsafe(statement.text, statement.params, { prepare: true }).values();
+        body = String(rows[0]?.[0] ?? '');
+      } finally {
+        slot.leave();
+      }
     }
     return c.body(body, 200, { 'Content-Type': 'application/json; charset=utf-8' });
   });

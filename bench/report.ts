@@ -131,7 +131,7 @@ export function writeReport(r: BenchResults): string {
   out.push('- R1: pgbench replaying PostgREST\'s transaction shape for the same api function and arguments (BEGIN; set_config(role, claims); select api.fn(...); COMMIT).');
   out.push('- R2: pgbench replaying exactly the statement the API sent (`select private.dispatch(role, claims, call, args)` with the captured bind parameters), captured from the Postgres log for every request variant.');
   out.push('- R3: Hono hello-world on @hono/node-server measured with wrk.');
-  out.push("- R4: the Node floor (`bench/passthrough.ts`): Hono on @hono/node-server with a postgres.js pool of the API's size, replaying the statements the API sent for each request (the R2 statements) with no middleware at all, measured with wrk. API÷R4 is the cost of everything the API adds to the bare stack.");
+  out.push("- R4: the Node floor (`bench/passthrough.ts`): Hono on @hono/node-server with a postgres.js pool of the API's size behind the API's call gate, replaying the statements the API sent for each request (the R2 statements) with no middleware at all, measured with wrk. API÷R4 is the cost of everything the API adds to the bare stack.");
   out.push('- CPU columns: average cores used during the kept runs (1.00 = one core busy) by the API process, the PostgreSQL process tree and the load generator.');
   out.push(`- API pool: ${r.settings.api_pool_max} connections; pgbench uses one connection per client.`, '');
   out.push('## Dataset', '');

@@ -1,4 +1,5 @@
 import postgres from 'postgres';
+import { CallGate } from './call-gate.js';
 import { isConnectionError } from './errors.js';
 import type { ApiArgs, ApiFunctionName, DbCaller, Rpc } from './rpc.js';
 
@@ -45,6 +46,8 @@ export function createPostgresRpc(options: PostgresRpcOptions): Rpc & { sql: pos
       },
     });
   let sql = open();
+  // Never more calls in flight than connections (see call-gate.ts for the postgres.js reason).
+  const gate = new CallGate(options.poolMax);
   let lastSuccessAt = 0;
   let circuitOpen = false;
   let recovering: Promise<void> | undefined;
@@ -118,9 +121,11 @@ export function createPostgresRpc(options: PostgresRpcOptions): Rpc & { sql: pos
     const db = sql;
     const startedAt = performance.now();
     let timer: NodeJS.Timeout | undefined;
+    // The deadline covers waiting for a slot too.
+    const slot = gate.enter();
     try {
       const result = await Promise.race([
-        run(db),
+        slot.ready.then(() => run(db)),
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => {
             if (lastSuccessAt < startedAt) replacePool(db);
@@ -135,6 +140,7 @@ export function createPostgresRpc(options: PostgresRpcOptions): Rpc & { sql: pos
       throw error;
     } finally {
       clearTimeout(timer);
+      slot.leave();
     }
   }
   // Long enough for a connect plus the longest statement the server allows.
