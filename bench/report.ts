@@ -230,9 +230,10 @@ export function writeReport(r: BenchResults): string {
 const STATIC_SECTIONS = `## How to run
 
 \`\`\`sh
-npm run bench                      # full run: 50,000 sparks, 6 s runs, 8 and 32 connections (~40 min when every family exists)
+npm run bench                      # full run: 50,000 sparks, 6 s runs, 8 and 32 connections (~50 min when every family exists)
 npm run bench -- --growth          # also loads the 10x dataset and measures the p95 growth ratio (long)
 npm run bench -- --quick           # harness check: 4,000 sparks, 1 s runs, writes test-artifacts/bench-quick.{md,json}
+npm run bench -- --render          # rewrite this file from docs/benchmarks.json (after a change to the report's wording)
 npm run bench -- --only search,graph --duration 10 --warmup 5 --connections 8,32 --note "text for the report header"
 npm run test:reliability           # reliability suite, long form (60 s soak); npm test runs the short form
 \`\`\`
@@ -268,7 +269,8 @@ the CPUs, so only ratios measured in the same run mean anything.
   database floor a PostgREST deployment pays. R3 is a Hono hello-world (\`bench/hello.ts\`) under wrk.
   R4 (\`bench/passthrough.ts\`) serves the same wrk request files by replaying the R2 statements through
   the API's own stack minus everything of ours (Hono, @hono/node-server, a postgres.js pool of the same
-  size): the floor of this architecture in Node, so API÷R4 isolates the cost of our middleware.
+  size behind the API's call gate): the floor of this architecture in Node, so API÷R4 isolates the cost
+  of our middleware.
 - **Runs**: warm-up, then three fixed-duration runs; the first is discarded and the mean of the other two
   is reported (both are in the JSON). pgbench gets the same treatment with \`-j 2\` and the same client
   count. Latency percentiles of pgbench come from its per-transaction log.
@@ -297,7 +299,8 @@ the CPUs, so only ratios measured in the same run mean anything.
   requests/s figure uses wrk's real duration. R1/R2 are not measured for either (a replayed statement
   would be a token reuse).
 - **Pool sizes**: the API uses its default pool (DB_POOL_MAX=10) while pgbench opens one connection per
-  client (8 or 32); at 32 connections the API queues in its pool, which is how it runs in production.
+  client (8 or 32); at 32 connections the API's calls wait in its call gate (\`src/db/call-gate.ts\`),
+  which is how it runs in production.
 
 ## Reliability suite
 
@@ -325,6 +328,15 @@ Bugs the suite found and fixed in the pipeline:
    gives every call a deadline (connect timeout + statement timeout + 1 s), starts a recovery loop on a
    connection error (a throwaway one-connection probe every 500 ms; while it fails, calls fail at once
    with 503 instead of queueing) and replaces the pool when the database answers again.
+4. **Throughput fell the longer the load lasted** (found with R4: the bare stack's CPU per request grew
+   from 86 to 343 µs over one benchmark run): postgres.js 3.4.9's pool queues (\`src/queue.js\`) leave
+   an \`undefined\` hole for every query handed to a busy connection or queued, and compact only when
+   they drain; under sustained load they never drain, so the \`indexOf\` that moves a connection between
+   queues scans ever more holes (15k → 6k statements/s within 40 s, measured) and the pending-query
+   array grows by ~100 KB/s. \`src/db/call-gate.ts\` now lets at most DB_POOL_MAX calls reach the pool
+   (the rest wait in a FIFO that compacts), so postgres.js always finds an idle connection and never
+   queues our calls. The session, rate-limit and outbox queries of the auth service still use the pool
+   directly; they are a small share of the load.
 3. **Requests refused by Node's HTTP parser** (headers over 16 KB, malformed request lines) got a bare
    status line without a body; \`src/server.ts\` answers them in the error envelope now.
 `.split('\n');

@@ -1,11 +1,14 @@
 /**
  * `npm run bench [-- --quick] [--growth] [--only a,b] [--duration S] [--out docs/benchmarks]`
+ * `npm run bench -- --render` rewrites docs/benchmarks.md from docs/benchmarks.json (after a change
+ * to the report's wording; no measurement).
  *
  * Starts its own embedded PostgreSQL (temp data dir, free port) and the API as a child process,
  * loads the benchmark dataset, then for every endpoint family that exists in /openapi.json runs
  * wrk (warm-up + three fixed-duration runs, the first discarded) at 8 and 32 connections next to
- * three reference points measured in the same run: R1 pgbench with PostgREST's transaction shape,
- * R2 pgbench with exactly the API's statements, R3 a Hono hello-world. Writes
+ * four reference points measured in the same run: R1 pgbench with PostgREST's transaction shape,
+ * R2 pgbench with exactly the API's statements, R3 a Hono hello-world, R4 the bare Hono +
+ * postgres.js stack replaying the API's statements. Writes
  * docs/benchmarks.json and docs/benchmarks.md. Everything targets 127.0.0.1 and stops by itself.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -543,7 +546,13 @@ async function pgVersion(url: string): Promise<string> {
   }
 }
 
-main()
+async function render() {
+  const results = JSON.parse(readFileSync(`${opts.out}.json`, 'utf8')) as BenchResults;
+  await writeFile(`${opts.out}.md`, writeReport(results));
+  log(`rewrote ${path.relative(root, opts.out)}.md from its JSON`);
+}
+
+(flag('render') ? render() : main())
   .catch((error: unknown) => {
     console.error(error);
     process.exitCode = 1;
