@@ -16,8 +16,8 @@
 -- api.get_learning_path is rewritten here too (same response, byte for byte): with stored
 -- rounds it only walks the closure; without them it walks the closure level by level collecting
 -- the closure's links in the same probes (as api.get_spark_graph does, instead of probing every
--- member twice) and propagates rounds over them; either way the body is built as text and cast
--- to jsonb once.
+-- member twice) and propagates rounds over them; either way the body is built as text and
+-- returned as json (no jsonb re-parse, as in 20261122110000_graph_traversal_speed.sql).
 
 create table app.spark_rounds (
   snapshot_id uuid not null references app.snapshots (id) on delete cascade,
@@ -164,6 +164,9 @@ create trigger spark_links_forget_rounds_truncate
   for each statement execute function private.forget_spark_rounds();
 
 
+-- Returns json, built as text: see 20261122110000_graph_traversal_speed.sql.
+drop function api.get_learning_path(text, boolean, uuid);
+
 -- api.get_learning_path
 -- Purpose: what to study, in order, to reach a target spark.
 -- Params:  target (spark slug); skip_mastered (default true): leave out sparks the caller has a
@@ -176,9 +179,10 @@ create trigger spark_links_forget_rounds_truncate
 --          had a cycle (imports reject them) the call still ends; its members go last.
 --          total_mins sums the returned steps; skipped_count counts the sparks left out.
 --          Rounds come from app.spark_rounds when the import stored them, else are computed.
+--          Type json: the body text as built (keys path, target_id, total_mins, skipped_count).
 -- Errors:  P0002 unknown target or snapshot_id.
-create or replace function api.get_learning_path(target text, skip_mastered boolean default true, snapshot_id uuid default null)
-returns jsonb
+create function api.get_learning_path(target text, skip_mastered boolean default true, snapshot_id uuid default null)
+returns json
 language plpgsql
 stable
 security invoker
@@ -190,7 +194,7 @@ declare
   ordered_rounds integer[];
   mastered uuid[] := '{}';
   caller uuid := auth.uid();
-  result jsonb;
+  result json;
 begin
   select f.snapshot_id, f.id into root
   from private.find_spark(get_learning_path.target, private.resolve_snapshot_id(get_learning_path.snapshot_id)) f;
@@ -288,7 +292,7 @@ begin
     where e.user_id = caller and e.verb = 'mastered' and e.spark_id = any (ordered_ids);
   end if;
 
-  -- The body is built as text and cast to jsonb once (see api.get_spark_graph).
+  -- The body is built as text and cast to json once: a validity check, no parse tree.
   -- One primary-key probe per step (the lateral limit keeps the planner from hashing the whole
   -- snapshot's sparks when the closure is large: cost follows the closure, not the catalog).
   with steps as (
@@ -311,7 +315,7 @@ begin
     '], "target_id": "', root.id,
     '", "total_mins": ', coalesce(pg_catalog.sum(st.estimated_mins), 0),
     ', "skipped_count": ', pg_catalog.cardinality(mastered), '}'
-  )::jsonb into result
+  )::json into result
   from steps st;
   return result;
 end

@@ -1,5 +1,5 @@
--- The graph and path bodies are assembled as JSON text (20261122110000_graph_traversal_speed.sql)
--- and returned as json, i.e. that text unchanged (20261122140000_graph_json_bodies.sql): the
+-- The graph and path bodies are assembled as JSON text and returned as json, i.e. that text
+-- unchanged (20261122110000_graph_traversal_speed.sql, 20261122110100_learning_path_rounds.sql): the
 -- exact documents, the exact text (the same bytes jsonb would print), the links between nodes of
 -- the last level, links that only the outgoing probe of `both` finds, and string escaping.
 begin;
