@@ -78,7 +78,14 @@ process.on('SIGINT', () => void cleanup().finally(() => process.exit(130)));
  * The API runs exactly as `npm start` runs it: the same esbuild bundle and the same node flags,
  * read from package.json so the two cannot drift. Other scripts (R3) run through tsx.
  */
+let apiArgs: string[] | undefined;
 function apiCommand(): string[] {
+  // Built once per bench run: the sources do not change between the base and the growth run.
+  apiArgs ??= buildApi();
+  return apiArgs;
+}
+
+function buildApi(): string[] {
   const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
   const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, encoding: 'utf8' });
   if (build.status !== 0) throw new Error(`npm run build failed: ${build.stderr}`);
