@@ -55,8 +55,19 @@ function main() {
     }
     return c.body(body, 200, { 'Content-Type': 'application/json; charset=utf-8' });
   });
-  serve({ fetch: app.fetch, port: Number(process.env.PORT), hostname: '127.0.0.1' }, () => console.log('ready'));
-  process.on('SIGTERM', () => void sql.end({ timeout: 1 }).finally(() => process.exit(0)));
+  const server = serve({ fetch: app.fetch, port: Number(process.env.PORT), hostname: '127.0.0.1' }, () => console.log('ready'));
+  // Requests wrk gave up on (their sockets are closed) may still wait in the gate: let them
+  // finish before the pool ends, or they fail with CONNECTION_ENDED.
+  process.on('SIGTERM', () => {
+    server.close();
+    const deadline = Date.now() + 5_000;
+    const drained = async () => {
+      while (gate.inFlight > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    };
+    void drained()
+      .then(() => sql.end({ timeout: 1 }))
+      .finally(() => process.exit(0));
+  });
 }
 
 if (process.env.STATEMENTS) main();
