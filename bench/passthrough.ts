@@ -4,8 +4,8 @@
  * the statements the API sent for that same request (captured, steady state) and returns the
  * last one's text. No validation, no caller resolution, no rate limits, no logging: API÷R4 is
  * what everything the API adds on top of the bare stack costs. It keeps the API's call gate
- * (src/db/call-gate.ts): without it postgres.js 3.4.9 slows down the longer the load lasts, and
- * R4 would measure that instead of the stack.
+ * (src/db/call-gate.ts) with the API's limit, DB_POOL_MAX × DB_PIPELINE_DEPTH, so both admit
+ * calls to the pool the same way.
  *
  *   PORT=… DATABASE_URL=… STATEMENTS=file.json node --import tsx bench/passthrough.ts
  *
@@ -30,7 +30,7 @@ export const requestKey = (method: string, pathAndQuery: string, authorization: 
 function main() {
   const statements = new Map(Object.entries(JSON.parse(readFileSync(process.env.STATEMENTS!, 'utf8')) as Record<string, ReplayStatement[]>));
   const poolMax = Number(process.env.DB_POOL_MAX ?? 10);
-  const gate = new CallGate(poolMax);
+  const gate = new CallGate(poolMax * Number(process.env.DB_PIPELINE_DEPTH ?? 1));
   const sql = postgres(process.env.DATABASE_URL!, {
     max: poolMax,
     prepare: true,

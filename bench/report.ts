@@ -333,10 +333,11 @@ Bugs the suite found and fixed in the pipeline:
    an \`undefined\` hole for every query handed to a busy connection or queued, and compact only when
    they drain; under sustained load they never drain, so the \`indexOf\` that moves a connection between
    queues scans ever more holes (15k → 6k statements/s within 40 s, measured) and the pending-query
-   array grows by ~100 KB/s. \`src/db/call-gate.ts\` now lets at most DB_POOL_MAX calls reach the pool
-   (the rest wait in a FIFO that compacts), so postgres.js always finds an idle connection and never
-   queues our calls. The session, rate-limit and outbox queries of the auth service still use the pool
-   directly; they are a small share of the load.
+   array grows by ~100 KB/s. The queue is now patched at install (\`patches/postgres+3.4.9.patch\`,
+   applied by patch-package from \`postinstall\`): it compacts once half of it is consumed and
+   searches only its live part; a unit test fails if the patch is missing. Before the patch,
+   \`src/db/call-gate.ts\` kept calls at or below the pool size so postgres.js never queued them; the
+   gate stays, as the pool's first-come-first-served admission (DB_POOL_MAX × DB_PIPELINE_DEPTH).
 3. **Requests refused by Node's HTTP parser** (headers over 16 KB, malformed request lines) got a bare
    status line without a body; \`src/server.ts\` answers them in the error envelope now.
 `.split('\n');

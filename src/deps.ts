@@ -12,6 +12,7 @@ export function createRpcFromConfig(config: Config, url: string, overrides: { po
   return createPostgresRpc({
     url,
     poolMax: overrides.poolMax ?? config.DB_POOL_MAX,
+    pipelineDepth: config.DB_PIPELINE_DEPTH,
     statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
     connectTimeoutSeconds: config.DB_CONNECT_TIMEOUT_S,
     tokenIssuer: config.JWT_ISSUER ?? 'sparkpath',

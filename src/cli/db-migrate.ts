@@ -3,6 +3,13 @@ import { loadConfig } from '../config.js';
 import { openDatabase } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
 
+// It takes no arguments; anything given is a mistake worth stopping for, not migrating past.
+const args = process.argv.slice(2);
+if (args.length > 0) {
+  const asked = args.includes('--help') || args.includes('-h');
+  (asked ? console.log : console.error)('usage: npm run db:migrate   (applies pending supabase/migrations to DATABASE_URL, or the embedded database)');
+  process.exit(asked ? 0 : 1);
+}
 const config = loadConfig();
 const database = await openDatabase(config);
 try {

@@ -28,12 +28,23 @@ try {
 }
 if (config.NODE_ENV === 'production') fail('npm run token is refused when NODE_ENV=production');
 
-const { values } = parseArgs({
-  options: { email: { type: 'string' }, role: { type: 'string' }, plan: { type: 'string' }, name: { type: 'string' } },
-  strict: true,
-});
+const USAGE = 'usage: npm run token -- --email alice@example.com [--role learner|admin] [--plan free|premium] [--name "Alice"]';
+let values: { email?: string; role?: string; plan?: string; name?: string; help?: boolean };
+try {
+  ({ values } = parseArgs({
+    options: { email: { type: 'string' }, role: { type: 'string' }, plan: { type: 'string' }, name: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    strict: true,
+  }));
+} catch (error) {
+  // An unknown or malformed option: say which, then how to call it (no stack trace).
+  fail(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
+}
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 const email = values.email?.trim().toLowerCase();
-if (!email || !/^[^@\s]+@[^@\s]+$/.test(email)) fail('usage: npm run token -- --email alice@example.com [--role learner|admin] [--plan free|premium] [--name "Alice"]');
+if (!email || !/^[^@\s]+@[^@\s]+$/.test(email)) fail(USAGE);
 if (values.role && !USER_ROLES.includes(values.role as never)) fail(`--role must be one of ${USER_ROLES.join(', ')}`);
 if (values.plan && !SUBSCRIPTION_PLANS.includes(values.plan as never)) fail(`--plan must be one of ${SUBSCRIPTION_PLANS.join(', ')}`);
 

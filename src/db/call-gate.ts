@@ -1,12 +1,16 @@
 /**
  * At most `limit` database calls in flight; the rest wait here, first come first served.
  *
- * Why not let postgres.js queue them: in 3.4.9 its pool queues (src/queue.js) leave a hole per
- * query they hand out and compact only when they drain. Under sustained load with every
- * connection busy they never drain, so the busy-connection bookkeeping, an indexOf over those
- * holes, slows down linearly (measured: 15k → 6k statements/s within 40 s) and the pending-query
- * array grows by ~100 KB/s. Gated at the pool size, postgres.js always finds an idle connection
- * and never queues or pipelines our calls.
+ * Why not let postgres.js queue them: once every connection is busy, postgres.js pipelines a
+ * new query onto a busy connection, behind whatever that connection runs, so a 1 ms read can
+ * wait for a 50 ms graph walk while other connections free up. Waiting here, a call takes the
+ * first connection that frees. The limit is DB_POOL_MAX × DB_PIPELINE_DEPTH: depth 1 (the
+ * default) never pipelines; a larger depth trades that fairness for fewer round trips when
+ * all calls are short (docs/benchmarks.md measures both).
+ *
+ * History: this gate first worked around the postgres.js 3.4.9 queue that leaked a hole per
+ * handed-out query (15k → 6k statements/s within 40 s of sustained load); that queue is now
+ * patched at install (patches/postgres+3.4.9.patch, test/db/postgres-queue-patch.test.ts).
  */
 export interface GateSlot {
   /** Resolves once the call may run. */

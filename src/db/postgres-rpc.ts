@@ -6,6 +6,8 @@ import type { ApiArgs, ApiFunctionName, DbCaller, Rpc } from './rpc.js';
 export interface PostgresRpcOptions {
   url: string;
   poolMax: number;
+  /** Calls in flight per connection: 1 never pipelines; more lets postgres.js pipeline. */
+  pipelineDepth?: number;
   statementTimeoutMs: number;
   connectTimeoutSeconds: number;
   pingTimeoutMs?: number;
@@ -46,8 +48,8 @@ export function createPostgresRpc(options: PostgresRpcOptions): Rpc & { sql: pos
       },
     });
   let sql = open();
-  // Never more calls in flight than connections (see call-gate.ts for the postgres.js reason).
-  const gate = new CallGate(options.poolMax);
+  // A bounded, first-come-first-served admission to the pool (see call-gate.ts for why).
+  const gate = new CallGate(options.poolMax * (options.pipelineDepth ?? 1));
   let lastSuccessAt = 0;
   let circuitOpen = false;
   let recovering: Promise<void> | undefined;

@@ -45,4 +45,16 @@ describe('auth routes: npm run token', () => {
     });
     expect((await t.db.sql`select count(*)::int as n from app.users where email = 'prod@example.com'`)[0].n).toBe(0);
   }, 60_000);
+
+  it('prints its usage for --help, and names an unknown option without a stack trace', async () => {
+    expect((await token(['--help'])).stdout).toContain('usage: npm run token -- --email');
+    const failure = await token(['--emial', 'x@example.com']).then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failure?.code).toBe(1);
+    expect(failure?.stderr).toContain("Unknown option '--emial'");
+    expect(failure?.stderr).toContain('usage: npm run token');
+    expect(failure?.stderr).not.toMatch(/\bat .*token\.ts:\d+/);
+  }, 60_000);
 });
