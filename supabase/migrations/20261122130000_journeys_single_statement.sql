@@ -20,18 +20,33 @@
 --   1. private.journey_list_json and private.journey_detail_json are each one statement with
 --      no helper calls: the caller's events aggregated per spark once (index-only range of
 --      learning_events_natural_key), the enrollment(s) with their trail's snapshot (the rule of
---      app.journey_trails, written out), and the trail's stored spark positions (one primary
---      key range of app.trail_spark_positions; derived on the fly by
---      private.derive_trail_spark_positions when the snapshot has no rollups, behind a gating
---      exists so the stored case never runs it).
+--      app.journey_trails, written out), and the trail's stored spark positions: spark ids only,
+--      index-only from the new (snapshot_id, trail_id, spark_id) index, for the list; the
+--      primary-key range for the detail. A snapshot without rollups is derived on the fly by
+--      private.derive_trail_spark_positions, behind a per-enrollment rolled_up flag (a gating
+--      qual: the stored case never runs it).
 --   2. The body is JSON text assembled with string_agg (to_json for strings and timestamps),
 --      returned as json: the keys are written in the order jsonb printed them, with its
---      separators, so the bytes sent are the same as before.
+--      separators, so the bytes sent are the same as before. Each stored position carries its
+--      not-started spark_progress element (progress_json, content like the title), so a detail
+--      builds an element only for the sparks the caller has events on.
 -- The api functions keep their names, parameters, errors and comments; their return type
 -- becomes json (house rule: jsonb, or json when the body is built as text), so they are dropped
--- and created again with the same grants.
--- supabase/tests/33-journeys-single-statement.test.sql proves the bodies equal the reference
--- views (and the previous jsonb builders) byte for byte.
+-- and created again with the same grants. api.enroll_in_trail keeps jsonb.
+--
+-- Measured (journeys2_1x / journeys2_10x copies of the benchmark datasets, the bench's sampling
+-- of 16 (user, enrollment) pairs; old and new functions side by side in the same database,
+-- runs interleaved on the shared 2-core machine):
+--   backend CPU per call through private.dispatch (/proc/<pid>/schedstat over 320 calls):
+--     list    1x  ~950 -> ~400 us     10x  ~1,000 -> ~410 us
+--     detail  1x ~1,250 -> ~440 us    10x  ~1,300 -> ~460 us
+--   pgbench -M prepared -c 8 -j 2 of the API's statement (R2 shape), 8 s:
+--     list    1x  1,610-1,720 -> 3,220-3,530 calls/s, p95 8.4-9.8 -> 4.3-5.4 ms
+--     detail  1x  1,210-1,320 -> 2,590-2,650 calls/s, p95 10.7-12.0 -> 6.1-6.6 ms
+--     list   10x  1,560 -> 3,060 calls/s;  detail 10x  1,140 -> 2,580 calls/s
+-- supabase/tests/32-journeys-per-user-progress.test.sql and
+-- supabase/tests/33-journeys-single-statement.test.sql prove the bodies equal the reference
+-- views byte for byte.
 
 -- ---------------------------------------------------------------------------------------------
 -- Content: each position's not-started spark_progress element, and a (trail, spark) index
