@@ -89,7 +89,10 @@ alter table app.trail_spark_positions alter column progress_json set not null;
 create unique index trail_spark_positions_trail_spark
   on app.trail_spark_positions (snapshot_id, trail_id, spark_id);
 
--- Same trigger function as 20261122120000, now also writing progress_json.
+-- Same trigger function as 20261122120000, now also writing progress_json: the expression of
+-- private.spark_progress_json written out (a call per row costs ~7 us, ~4 s for the 500,000
+-- positions of the 10x benchmark import; inline ~0.7 us). 33-journeys-single-statement proves
+-- the stored text equal to the jsonb printing.
 create or replace function private.fill_trail_spark_positions()
 returns trigger
 language plpgsql
@@ -101,7 +104,8 @@ begin
   delete from app.trail_spark_positions p where p.snapshot_id = new.snapshot_id;
   insert into app.trail_spark_positions (snapshot_id, trail_id, ordinal, spark_id, concept_id, spark_title, progress_json)
   select new.snapshot_id, d.trail_id, d.ordinal, d.spark_id, d.concept_id, d.spark_title,
-    private.spark_progress_json(d.spark_title, d.spark_id, 'not_started', null)
+    '{"title": ' || pg_catalog.to_json(d.spark_title)::text
+      || ', "status": "not_started", "spark_id": "' || d.spark_id::text || '", "completed_at": null}'
   from private.derive_trail_spark_positions(new.snapshot_id, null) d
   order by d.trail_id, d.ordinal;
   return null;
@@ -119,7 +123,8 @@ revoke all on function private.fill_trail_spark_positions() from public, anon, a
 -- Purpose: the {data: UserJourneyListItem[]} body of the caller's journeys, as JSON text.
 -- Params:  status  null (all) | not_started | in_progress | completed (validated by the caller)
 --          sort    recent | progress | started (validated by the caller)
--- Returns: json, keys in jsonb order. Rules: private.journey_progress_row (20261122120000).
+-- Returns: json, keys in jsonb order. Rules: docs/journeys.md "How progress is derived" (the
+--          reference views of 20261122030000_journeys.sql).
 create function private.journey_list_json(status text, sort text)
 returns json
 language sql
