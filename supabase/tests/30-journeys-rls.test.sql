@@ -47,14 +47,14 @@ select results_eq(
   $$ values ('11111111-1111-4111-8111-111111111111'::uuid, 'b0000000-0000-4000-8000-000000000001'::uuid) $$,
   'user A sees their own enrollment, owned by A');
 select is((select count(*)::int from app.learning_events), 1, 'user A sees their own learning event');
-select is(jsonb_array_length(api.list_user_journeys() -> 'data'), 1, 'user A lists their one journey');
+select is(jsonb_array_length((api.list_user_journeys())::jsonb -> 'data'), 1, 'user A lists their one journey');
 
 -- acting as user B
 select set_config('request.jwt.claims', '{"sub":"22222222-2222-4222-8222-222222222222","role":"authenticated"}', true);
 select is_empty($$ select * from app.enrollments $$, 'user B sees none of user A''s enrollments');
 select is_empty($$ select * from app.learning_events $$, 'user B sees none of user A''s learning events');
 select is_empty($$ select * from app.journey_progress $$, 'user B sees none of user A''s derived progress');
-select is(api.list_user_journeys(), '{"data": []}'::jsonb, 'user B lists no journeys');
+select is((api.list_user_journeys())::jsonb, '{"data": []}'::jsonb, 'user B lists no journeys');
 select throws_ok(
   $$ select api.get_user_journey(current_setting('test.enrollment_a')::uuid) $$,
   'P0002', 'journey not found',

@@ -44,11 +44,11 @@ select results_eq(
   $$ values ('not_started', 0, 0, 3, null::timestamptz, true, 'select') $$,
   'a fresh enrollment is not_started, 0 of 3 distinct sparks, last activity = started_at, current concept is the first');
 select is(
-  (select jsonb_agg(s -> 'title') from jsonb_array_elements(api.get_user_journey(current_setting('test.journey')::uuid) -> 'spark_progress') s),
+  (select jsonb_agg(s -> 'title') from jsonb_array_elements((api.get_user_journey(current_setting('test.journey')::uuid))::jsonb -> 'spark_progress') s),
   '["Select star", "Where", "Inner join"]'::jsonb,
   'spark_progress lists each distinct spark once, in concept order then spark order');
 select is(
-  api.get_user_journey(current_setting('test.journey')::uuid) -> 'current_concept',
+  (api.get_user_journey(current_setting('test.journey')::uuid))::jsonb -> 'current_concept',
   '{"id": "c0000000-0000-4000-8000-000000000001", "slug": "select", "title": "Select"}'::jsonb,
   'current_concept is {id, title, slug} of the first concept');
 
@@ -109,10 +109,10 @@ select results_eq(
   $$ values ('completed', 100, 3, 3, '2026-01-01T14:00:00Z'::timestamptz, '2026-01-01T15:00:00Z'::timestamptz, null::uuid) $$,
   'all sparks completed: completed at the last first-completion, 100 percent, no current concept');
 select is(
-  api.get_user_journey(current_setting('test.journey')::uuid) -> 'current_concept', 'null'::jsonb,
+  (api.get_user_journey(current_setting('test.journey')::uuid))::jsonb -> 'current_concept', 'null'::jsonb,
   'current_concept is null when every spark is completed');
 select is(
-  (select jsonb_agg(s ->> 'completed_at') from jsonb_array_elements(api.get_user_journey(current_setting('test.journey')::uuid) -> 'spark_progress') s),
+  (select jsonb_agg(s ->> 'completed_at') from jsonb_array_elements((api.get_user_journey(current_setting('test.journey')::uuid))::jsonb -> 'spark_progress') s),
   to_jsonb(array[to_jsonb('2026-01-01T12:00:00Z'::timestamptz) #>> '{}', to_jsonb('2026-01-01T13:00:00Z'::timestamptz) #>> '{}', to_jsonb('2026-01-01T14:00:00Z'::timestamptz) #>> '{}']),
   'each spark_progress entry carries its first completion time');
 
@@ -124,20 +124,20 @@ select results_eq(
   $$ values ('not_started', 0, 0, 0, null::timestamptz, null::uuid) $$,
   'a trail with no sparks stays not_started at 0 percent with no current concept');
 select is(
-  api.get_user_journey(current_setting('test.empty')::uuid) -> 'trail',
+  (api.get_user_journey(current_setting('test.empty')::uuid))::jsonb -> 'trail',
   '{"id": "b0000000-0000-4000-8000-000000000002", "slug": "empty", "title": "Empty", "difficulty_level": null}'::jsonb,
   'the trail summary carries a null difficulty_level as null');
 
 -- list filters and sorts
 select is(
-  (select jsonb_agg(j ->> 'status') from jsonb_array_elements(api.list_user_journeys('completed') -> 'data') j),
+  (select jsonb_agg(j ->> 'status') from jsonb_array_elements((api.list_user_journeys('completed'))::jsonb -> 'data') j),
   '["completed"]'::jsonb,
   'status=completed lists only the completed journey');
 select is(
-  api.list_user_journeys('in_progress') -> 'data', '[]'::jsonb,
+  (api.list_user_journeys('in_progress'))::jsonb -> 'data', '[]'::jsonb,
   'status=in_progress lists nothing when no journey is in progress');
 select is(
-  (select jsonb_agg(j -> 'trail' ->> 'slug') from jsonb_array_elements(api.list_user_journeys(null, 'progress') -> 'data') j),
+  (select jsonb_agg(j -> 'trail' ->> 'slug') from jsonb_array_elements((api.list_user_journeys(null, 'progress'))::jsonb -> 'data') j),
   '["sql-basics", "empty"]'::jsonb,
   'sort=progress puts the most complete journey first');
 select throws_ok(
@@ -150,7 +150,7 @@ select throws_ok(
 -- enrollment is idempotent; unknown trails are not found
 select is(
   api.enroll_in_trail('b0000000-0000-4000-8000-000000000001') - 'created',
-  api.get_user_journey(current_setting('test.journey')::uuid),
+  (api.get_user_journey(current_setting('test.journey')::uuid))::jsonb,
   'enrolling again returns the existing journey');
 select is(
   (api.enroll_in_trail('b0000000-0000-4000-8000-000000000001') ->> 'created')::boolean, false,

@@ -1,17 +1,18 @@
--- The api functions compute journeys per caller (private.journey_summaries, private.journey_document
--- over private.trail_spark_positions and private.caller_spark_states).
--- They must give exactly what the reference views of the journeys migration give
--- (app.journey_progress, app.journey_spark_progress): on generated content with shared sparks,
--- order ties and empty trails, before the snapshot is rolled up (derived positions) and after
--- (stored positions), after a trail is fully completed, and across a promote.
+-- The api functions compute journeys per caller (private.journey_list_json and
+-- private.journey_detail_json, 20261122130000, over app.trail_spark_positions and the caller's
+-- learning events). They must give exactly what the reference views of the journeys migration
+-- give (app.journey_progress, app.journey_spark_progress), byte for byte as the jsonb documents
+-- built from them print: on generated content with shared sparks, order ties and empty trails,
+-- before the snapshot is rolled up (derived positions) and after (stored positions), after a
+-- trail is fully completed, and across a promote.
 begin;
 select plan(33);
 
 select ok(
   not exists (
     select 1 from pg_catalog.pg_proc p
-    where p.prosecdef and p.proname in ('journey_summaries', 'journey_document', 'journey_progress_row', 'trail_spark_positions',
-      'derive_trail_spark_positions', 'caller_spark_states')),
+    where p.prosecdef and p.proname in ('journey_list_json', 'journey_detail_json', 'spark_progress_json',
+      'derive_trail_spark_positions', 'list_user_journeys', 'get_user_journey')),
   'no per-caller journeys function is security definer');
 
 -- Fixture (as the owner). Snapshot 1 (published): trail "big" with 6 concepts whose order_index
@@ -95,12 +96,14 @@ select ok(
 -- acting as user A (derived positions)
 set local role authenticated;
 select set_config('request.jwt.claims', '{"sub":"11111111-1111-4111-8111-111111111111","role":"authenticated"}', true);
+select is(
+  api.list_user_journeys(null, 'started')::text,
+  (select jsonb_build_object('data', coalesce(jsonb_agg(private.journey_list_item(p)
+     order by p.started_at desc, p.last_activity_at desc, p.id), '[]'::jsonb))::text from app.journey_progress p),
+  'derived positions: A''s list equals the reference view, byte for byte');
 select results_eq(
-  $$ select * from private.journey_summaries(null) order by id $$,
-  $$ select * from app.journey_progress order by id $$,
-  'derived positions: every journey of A equals the reference view, field by field');
-select results_eq(
-  $$ select status, completed_sparks, last_activity_at from private.journey_summaries(current_setting('test.a_marked')::uuid) $$,
+  $$ select j ->> 'status', (j ->> 'completed_sparks')::int, (j ->> 'last_activity_at')::timestamptz
+     from api.get_user_journey(current_setting('test.a_marked')::uuid) j $$,
   $$ values ('not_started', 0, '2026-01-05 00:00:00+00'::timestamptz) $$,
   'a trail with only bookmarked sparks stays not_started, with the bookmark as its last activity');
 select ok(
@@ -108,43 +111,46 @@ select ok(
     and exists (select 1 from app.journey_progress where current_concept_id is not null and completed_sparks > 0),
   'the fixture exercises more than one status and a current concept past some completed sparks');
 select results_eq(
-  $$ select p.id, api.get_user_journey(p.id) from app.journey_progress p order by p.id $$,
-  $$ select id, doc from ref_detail order by id $$,
+  $$ select p.id, api.get_user_journey(p.id)::text from app.journey_progress p order by p.id $$,
+  $$ select id, doc::text from ref_detail order by id $$,
   'derived positions: every detail document of A equals the one built from the views');
 select is(
-  api.list_user_journeys(null, 'recent'),
+  (api.list_user_journeys(null, 'recent'))::text,
   (select jsonb_build_object('data', jsonb_agg(private.journey_list_item(p)
-     order by p.last_activity_at desc, p.started_at desc, p.id)) from app.journey_progress p),
-  'derived positions: the recent list equals the reference');
+     order by p.last_activity_at desc, p.started_at desc, p.id)) from app.journey_progress p)::text,
+  'derived positions: the recent list equals the reference, byte for byte');
 select is(
-  api.list_user_journeys(null, 'progress'),
+  (api.list_user_journeys(null, 'progress'))::text,
   (select jsonb_build_object('data', jsonb_agg(private.journey_list_item(p)
      order by p.completed_sparks::numeric / nullif(p.total_sparks, 0) desc nulls last, p.last_activity_at desc, p.started_at desc, p.id))
-   from app.journey_progress p),
-  'derived positions: the progress list equals the reference');
+   from app.journey_progress p)::text,
+  'derived positions: the progress list equals the reference, byte for byte');
 select is(
-  api.list_user_journeys('not_started', 'started'),
+  (api.list_user_journeys('not_started', 'started'))::text,
   (select jsonb_build_object('data', coalesce(jsonb_agg(private.journey_list_item(p)
      order by p.started_at desc, p.last_activity_at desc, p.id), '[]'::jsonb))
-   from app.journey_progress p where p.status = 'not_started'),
-  'derived positions: a status-filtered list equals the reference');
+   from app.journey_progress p where p.status = 'not_started')::text,
+  'derived positions: a status-filtered list equals the reference, byte for byte');
 
 -- acting as user B
 select set_config('request.jwt.claims', '{"sub":"22222222-2222-4222-8222-222222222222","role":"authenticated"}', true);
+select is(
+  api.list_user_journeys(null, 'started')::text,
+  (select jsonb_build_object('data', coalesce(jsonb_agg(private.journey_list_item(p)
+     order by p.started_at desc, p.last_activity_at desc, p.id), '[]'::jsonb))::text from app.journey_progress p),
+  'derived positions: B''s list equals the reference view, byte for byte');
 select results_eq(
-  $$ select * from private.journey_summaries(null) order by id $$,
-  $$ select * from app.journey_progress order by id $$,
-  'derived positions: B''s journey equals the reference view');
-select results_eq(
-  $$ select p.id, api.get_user_journey(p.id) from app.journey_progress p order by p.id $$,
-  $$ select id, doc from ref_detail order by id $$,
+  $$ select p.id, api.get_user_journey(p.id)::text from app.journey_progress p order by p.id $$,
+  $$ select id, doc::text from ref_detail order by id $$,
   'derived positions: B''s detail equals the reference');
-select is_empty(
-  $$ select * from private.journey_summaries(current_setting('test.a_hollow')::uuid) $$,
-  'B gets no row for an enrollment id of A''s (RLS and the caller filter)');
 select ok(
-  (select count(*) from private.caller_spark_states()) = 11,
-  'B''s spark states are B''s own: one row per spark B has events on');
+  private.journey_detail_json(current_setting('test.a_hollow')::uuid) is null,
+  'B gets no document for an enrollment id of A''s (RLS and the caller filter)');
+select is(
+  (select count(*)::int from json_array_elements(api.get_user_journey(current_setting('test.b_big')::uuid) -> 'spark_progress') s
+   where s ->> 'status' <> 'not_started'),
+  (select count(*)::int from app.journey_spark_progress where status <> 'not_started'),
+  'B''s touched sparks come from B''s own events only');
 reset role;
 
 -- Roll snapshot 1 up (as an import does): the trigger stores the positions.
@@ -180,13 +186,14 @@ select is(
 -- acting as user A (stored positions)
 set local role authenticated;
 select set_config('request.jwt.claims', '{"sub":"11111111-1111-4111-8111-111111111111","role":"authenticated"}', true);
+select is(
+  api.list_user_journeys(null, 'started')::text,
+  (select jsonb_build_object('data', coalesce(jsonb_agg(private.journey_list_item(p)
+     order by p.started_at desc, p.last_activity_at desc, p.id), '[]'::jsonb))::text from app.journey_progress p),
+  'stored positions: A''s list equals the reference view, byte for byte');
 select results_eq(
-  $$ select * from private.journey_summaries(null) order by id $$,
-  $$ select * from app.journey_progress order by id $$,
-  'stored positions: every journey of A equals the reference view');
-select results_eq(
-  $$ select p.id, api.get_user_journey(p.id) from app.journey_progress p order by p.id $$,
-  $$ select id, doc from ref_detail order by id $$,
+  $$ select p.id, api.get_user_journey(p.id)::text from app.journey_progress p order by p.id $$,
+  $$ select id, doc::text from ref_detail order by id $$,
   'stored positions: every detail document of A equals the reference');
 
 -- A completes the whole big trail (through the api, as the app does).
@@ -196,17 +203,18 @@ select lives_ok(
      where p.snapshot_id = 'a1000000-0000-4000-8000-000000000001' and p.trail_id = 'b1000000-0000-4000-8000-000000000001' $$,
   'A completes every spark of the big trail');
 select results_eq(
-  $$ select status, progress_percent, current_concept_id, completed_at is not null
-     from private.journey_summaries(null) where trail_id = 'b1000000-0000-4000-8000-000000000001' $$,
-  $$ values ('completed', 100, null::uuid, true) $$,
+  $$ select j ->> 'status', (j ->> 'progress_percent')::int, j ->> 'current_concept', j ->> 'completed_at' is not null
+     from api.get_user_journey(current_setting('test.a_big')::uuid) j $$,
+  $$ values ('completed', 100, null::text, true) $$,
   'the completed trail is completed, 100 percent, without a current concept');
+select is(
+  api.list_user_journeys(null, 'started')::text,
+  (select jsonb_build_object('data', coalesce(jsonb_agg(private.journey_list_item(p)
+     order by p.started_at desc, p.last_activity_at desc, p.id), '[]'::jsonb))::text from app.journey_progress p),
+  'completed trail: A''s list equals the reference view, byte for byte');
 select results_eq(
-  $$ select * from private.journey_summaries(null) order by id $$,
-  $$ select * from app.journey_progress order by id $$,
-  'completed trail: every journey of A equals the reference view');
-select results_eq(
-  $$ select p.id, api.get_user_journey(p.id) from app.journey_progress p order by p.id $$,
-  $$ select id, doc from ref_detail order by id $$,
+  $$ select p.id, api.get_user_journey(p.id)::text from app.journey_progress p order by p.id $$,
+  $$ select id, doc::text from ref_detail order by id $$,
   'completed trail: every detail document of A equals the reference');
 reset role;
 
@@ -245,30 +253,31 @@ select ok(
 set local role authenticated;
 select set_config('request.jwt.claims', '{"sub":"11111111-1111-4111-8111-111111111111","role":"authenticated"}', true);
 select results_eq(
-  $$ select trail_title, status, total_sparks - completed_sparks from private.journey_summaries(null)
-     where trail_id = 'b1000000-0000-4000-8000-000000000001' $$,
+  $$ select j -> 'trail' ->> 'title', j ->> 'status', (j ->> 'total_sparks')::int - (j ->> 'completed_sparks')::int
+     from api.get_user_journey(current_setting('test.a_big')::uuid) j $$,
   $$ values ('Big (v2)', 'in_progress', 1) $$,
   'after the promote the big trail is read from snapshot 2: one new spark to do');
+select is(
+  api.list_user_journeys(null, 'started')::text,
+  (select jsonb_build_object('data', coalesce(jsonb_agg(private.journey_list_item(p)
+     order by p.started_at desc, p.last_activity_at desc, p.id), '[]'::jsonb))::text from app.journey_progress p),
+  'after the promote: A''s list equals the reference view, byte for byte (the bare trail from snapshot 1)');
 select results_eq(
-  $$ select * from private.journey_summaries(null) order by id $$,
-  $$ select * from app.journey_progress order by id $$,
-  'after the promote: every journey of A equals the reference view (the bare trail from snapshot 1)');
-select results_eq(
-  $$ select p.id, api.get_user_journey(p.id) from app.journey_progress p order by p.id $$,
-  $$ select id, doc from ref_detail order by id $$,
+  $$ select p.id, api.get_user_journey(p.id)::text from app.journey_progress p order by p.id $$,
+  $$ select id, doc::text from ref_detail order by id $$,
   'after the promote: every detail document of A equals the reference');
 select is(
-  api.list_user_journeys(),
+  (api.list_user_journeys())::text,
   (select jsonb_build_object('data', jsonb_agg(private.journey_list_item(p)
-     order by p.last_activity_at desc, p.started_at desc, p.id)) from app.journey_progress p),
-  'after the promote: the list equals the reference');
+     order by p.last_activity_at desc, p.started_at desc, p.id)) from app.journey_progress p)::text,
+  'after the promote: the list equals the reference, byte for byte');
 
 -- acting as anon
 reset role;
 set local role anon;
 select set_config('request.jwt.claims', '', true);
-select throws_ok($$ select * from private.caller_spark_states() $$, '42501', null,
-  'anon cannot read learning events, so it has no spark states');
+select throws_ok($$ select private.journey_list_json(null, 'recent') $$, '42501', null,
+  'anon cannot read enrollments or learning events, so the list statement fails');
 select ok(
   (select count(*) from app.trail_spark_positions) > 0,
   'trail spark positions are content: anyone reads them');

@@ -87,6 +87,8 @@ export async function startApi(env: Record<string, string>): Promise<Api> {
       RATE_LIMIT_ANONYMOUS: '1000000',
       RATE_LIMIT_FREE_USER: '1000000',
       RATE_LIMIT_PREMIUM_USER: '1000000',
+      // Lets the suite run against a pipelining pool too: DB_PIPELINE_DEPTH=4 npm run test:reliability
+      ...(process.env.DB_PIPELINE_DEPTH ? { DB_PIPELINE_DEPTH: process.env.DB_PIPELINE_DEPTH } : {}),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
