@@ -114,7 +114,12 @@ export async function importBundle(sql: postgres.Sql, source: AsyncIterable<stri
   }
 }
 
-const CONTENT_TABLES = ['categories', 'domains', 'trails', 'concepts', 'sparks', 'concept_sparks', 'spark_links', 'concept_links', 'beacons'];
+const CONTENT_TABLES = [
+  'categories', 'domains', 'trails', 'concepts', 'sparks', 'concept_sparks', 'spark_links', 'concept_links', 'beacons',
+  // Kept by triggers while an import writes (search, journeys, graph): rewritten several times
+  // per import, so they carry the most dead rows and the stalest statistics afterwards.
+  'search_lexeme_counts', 'search_title_postings', 'trail_spark_positions', 'spark_rounds', 'spark_graph_nodes',
+];
 
 /**
  * VACUUM ANALYZE of the content tables after a large import (outside its transaction, as VACUUM
