@@ -16,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import postgres from 'postgres';
+import { loadConfig } from '../src/config.js';
 import { CallGate } from '../src/db/call-gate.js';
 
 export interface ReplayStatement {
@@ -29,8 +30,9 @@ export const requestKey = (method: string, pathAndQuery: string, authorization: 
 
 function main() {
   const statements = new Map(Object.entries(JSON.parse(readFileSync(process.env.STATEMENTS!, 'utf8')) as Record<string, ReplayStatement[]>));
-  const poolMax = Number(process.env.DB_POOL_MAX ?? 10);
-  const gate = new CallGate(poolMax * Number(process.env.DB_PIPELINE_DEPTH ?? 1));
+  // The API's pool settings, defaults included, read the way the API reads them.
+  const { DB_POOL_MAX: poolMax, DB_PIPELINE_DEPTH: depth } = loadConfig({ DB_POOL_MAX: process.env.DB_POOL_MAX, DB_PIPELINE_DEPTH: process.env.DB_PIPELINE_DEPTH });
+  const gate = new CallGate(poolMax * depth);
   const sql = postgres(process.env.DATABASE_URL!, {
     max: poolMax,
     prepare: true,

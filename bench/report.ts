@@ -133,7 +133,9 @@ export function writeReport(r: BenchResults): string {
   out.push('- R3: Hono hello-world on @hono/node-server measured with wrk.');
   out.push("- R4: the Node floor (`bench/passthrough.ts`): Hono on @hono/node-server with a postgres.js pool of the API's size behind the API's call gate, replaying the statements the API sent for each request (the R2 statements) with no middleware at all, measured with wrk. API÷R4 is the cost of everything the API adds to the bare stack.");
   out.push('- CPU columns: average cores used during the kept runs (1.00 = one core busy) by the API process, the PostgreSQL process tree and the load generator.');
-  out.push(`- API pool: ${r.settings.api_pool_max} connections; pgbench uses one connection per client.`, '');
+  const depth = r.settings.api_pipeline_depth as number | undefined;
+  const inFlight = depth ? `, pipeline depth ${depth} (at most ${Number(r.settings.api_pool_max) * depth} calls in flight, \`src/db/call-gate.ts\`)` : '';
+  out.push(`- API pool: ${r.settings.api_pool_max} connections${inFlight}; pgbench uses one connection per client.`, '');
   out.push('## Dataset', '');
   out.push(`Source: ${r.dataset.source}.`, '');
   out.push(Object.entries(r.dataset.counts).map(([k, v]) => `${k} ${v.toLocaleString('en')}`).join(' · '), '');

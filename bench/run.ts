@@ -17,6 +17,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
+import { loadConfig } from '../src/config.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.js';
 import { prepareDatabase } from '../src/db/database.js';
 import { freePort, withDatabase } from '../scripts/test-database.js';
@@ -55,6 +56,9 @@ const opts = {
   events: quick ? 20_000 : 500_000,
   out: path.resolve(root, option('out') ?? (quick ? 'test-artifacts/bench-quick' : 'docs/benchmarks')),
 };
+
+// The pool settings the API (and R4) run with: the environment's, or the API's defaults.
+const apiPool = loadConfig({ DB_POOL_MAX: process.env.DB_POOL_MAX, DB_PIPELINE_DEPTH: process.env.DB_PIPELINE_DEPTH });
 
 const log = (line: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -529,7 +533,7 @@ async function main() {
       wrk: spawnSync('wrk', ['--version'], { encoding: 'utf8' }).stdout.split('\n')[0] || 'wrk',
       pgbench: spawnSync('pgbench', ['--version'], { encoding: 'utf8' }).stdout.trim(),
     },
-    settings: { run_seconds: opts.runSeconds, warmup_seconds: opts.warmupSeconds, connections: opts.connections, wrk_threads: 2, pgbench_jobs: 2, api_pool_max: 10 },
+    settings: { run_seconds: opts.runSeconds, warmup_seconds: opts.warmupSeconds, connections: opts.connections, wrk_threads: 2, pgbench_jobs: 2, api_pool_max: apiPool.DB_POOL_MAX, api_pipeline_depth: apiPool.DB_PIPELINE_DEPTH },
     dataset: { source: datasetSource, counts },
     api_peak_rss_mb: peakRss,
     api_start_rss_mb: startRss,

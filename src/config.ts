@@ -30,7 +30,7 @@ export const configSchema = z
     EMBEDDED_PG_PORT: integer(54329, 1024, 65535),
     DB_POOL_MAX: integer(10, 1, 200),
     // Calls in flight per pooled connection (1 = never pipeline); see src/db/call-gate.ts.
-    DB_PIPELINE_DEPTH: integer(1, 1, 100),
+    DB_PIPELINE_DEPTH: integer(2, 1, 100),
     DB_STATEMENT_TIMEOUT_MS: integer(5000, 100, 600_000),
     DB_CONNECT_TIMEOUT_S: integer(3, 1, 60),
     SEED_DEMO_CONTENT: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),

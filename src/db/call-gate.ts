@@ -1,12 +1,20 @@
 /**
  * At most `limit` database calls in flight; the rest wait here, first come first served.
  *
- * Why not let postgres.js queue them: once every connection is busy, postgres.js pipelines a
- * new query onto a busy connection, behind whatever that connection runs, so a 1 ms read can
+ * Why not let postgres.js queue them all: once every connection is busy, postgres.js pipelines
+ * a new query onto a busy connection, behind whatever that connection runs, so a 1 ms read can
  * wait for a 50 ms graph walk while other connections free up. Waiting here, a call takes the
- * first connection that frees. The limit is DB_POOL_MAX × DB_PIPELINE_DEPTH: depth 1 (the
- * default) never pipelines; a larger depth trades that fairness for fewer round trips when
- * all calls are short (docs/benchmarks.md measures both).
+ * first connection that frees. The limit is DB_POOL_MAX × DB_PIPELINE_DEPTH. Pipelining saves
+ * round trips (fewer socket writes on both sides), which is what a saturated machine runs out
+ * of. Measured 2026-11-22 on the 2-core bench machine, pool 10, base dataset, wrk:
+ *
+ *   depth | /metadata alone, 32 conns | /metadata (24 conns) next to depth-10 graph reads (8)
+ *     1   | 5.5k req/s                | 2.2k req/s, p50 10 ms, p99 32 ms
+ *     2   | 6.7k req/s                | 2.4k req/s, p50  9 ms, p99 52 ms
+ *     4   | 6.9k req/s                | 3.0k req/s, p50  8 ms, p99 88 ms
+ *
+ * The default, 2, takes most of the throughput while a short call waits behind at most one
+ * other call on its connection.
  *
  * History: this gate first worked around the postgres.js 3.4.9 queue that leaked a hole per
  * handed-out query (15k → 6k statements/s within 40 s of sustained load); that queue is now
