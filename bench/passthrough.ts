@@ -24,14 +24,17 @@ export interface ReplayStatement {
   params: (string | null)[];
 }
 
+/** The API's pool settings, defaults included, read from the environment the way the API reads them. */
+export const apiPoolSettings = () =>
+  loadConfig({ DB_POOL_MAX: process.env.DB_POOL_MAX, DB_PIPELINE_DEPTH: process.env.DB_PIPELINE_DEPTH });
+
 /** Requests that differ only by caller (journeys) differ by their Authorization header. */
 export const requestKey = (method: string, pathAndQuery: string, authorization: string | undefined) =>
   `${method} ${pathAndQuery} ${authorization ?? ''}`;
 
 function main() {
   const statements = new Map(Object.entries(JSON.parse(readFileSync(process.env.STATEMENTS!, 'utf8')) as Record<string, ReplayStatement[]>));
-  // The API's pool settings, defaults included, read the way the API reads them.
-  const { DB_POOL_MAX: poolMax, DB_PIPELINE_DEPTH: depth } = loadConfig({ DB_POOL_MAX: process.env.DB_POOL_MAX, DB_PIPELINE_DEPTH: process.env.DB_PIPELINE_DEPTH });
+  const { DB_POOL_MAX: poolMax, DB_PIPELINE_DEPTH: depth } = apiPoolSettings();
   const gate = new CallGate(poolMax * depth);
   const sql = postgres(process.env.DATABASE_URL!, {
     max: poolMax,

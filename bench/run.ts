@@ -17,12 +17,11 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
-import { loadConfig } from '../src/config.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.js';
 import { prepareDatabase } from '../src/db/database.js';
 import { freePort, withDatabase } from '../scripts/test-database.js';
 import { PgLogTap, needsSimpleProtocol, r1Script, r2Script, unquote, type CapturedStatement } from './capture.js';
-import { requestKey, type ReplayStatement } from './passthrough.js';
+import { apiPoolSettings, requestKey, type ReplayStatement } from './passthrough.js';
 import { FAMILIES, type Family, type RequestSpec } from './endpoints.js';
 import { BENCH_JWT_SECRET, BENCH_SERVICE_SECRET, VARIANTS, sampleFixtures, type Fixtures } from './fixtures.js';
 import { createSessionMinter, type SessionMinter } from './sessions.js';
@@ -58,7 +57,7 @@ const opts = {
 };
 
 // The pool settings the API (and R4) run with: the environment's, or the API's defaults.
-const apiPool = loadConfig({ DB_POOL_MAX: process.env.DB_POOL_MAX, DB_PIPELINE_DEPTH: process.env.DB_PIPELINE_DEPTH });
+const apiPool = apiPoolSettings();
 
 const log = (line: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
