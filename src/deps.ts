@@ -2,20 +2,34 @@ import type { JSONWebKeySet } from 'jose';
 import { parseSigningKey, publicJwks } from './auth/signing-key.js';
 import type { Config } from './config.js';
 import { createJwtVerifier } from './context/jwt.js';
+import { cachePublicCalls } from './db/cached-rpc.js';
+import { listenForContentChanges } from './db/change-feed.js';
 import { createPostgresRpc } from './db/postgres-rpc.js';
 
 /**
  * Config → the rpc adapter and the token verifier, in one place for the server and the tests,
  * so an option added here reaches both (the database's token issuer once reached only one).
  */
-export function createRpcFromConfig(config: Config, url: string, overrides: { poolMax?: number } = {}) {
-  return createPostgresRpc({
+export function createRpcFromConfig(
+  config: Config,
+  url: string,
+  overrides: { poolMax?: number; onListenError?: (error: unknown) => void } = {},
+) {
+  const rpc = createPostgresRpc({
     url,
     poolMax: overrides.poolMax ?? config.DB_POOL_MAX,
     pipelineDepth: config.DB_PIPELINE_DEPTH,
     statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
     connectTimeoutSeconds: config.DB_CONNECT_TIMEOUT_S,
     tokenIssuer: config.JWT_ISSUER ?? 'sparkpath',
+  });
+  if (!config.DB_LISTEN_CHANGES) return rpc;
+  const feed = listenForContentChanges({ url, connectTimeoutSeconds: config.DB_CONNECT_TIMEOUT_S, onError: overrides.onListenError });
+  return Object.assign(cachePublicCalls(rpc, feed), {
+    close: async () => {
+      await feed.close();
+      await rpc.close();
+    },
   });
 }
 

@@ -35,7 +35,9 @@ async function main() {
     logger.warn('SUPABASE_JWT_SECRET is not set: using a generated development secret');
   }
 
-  const rpc = createRpcFromConfig(config, database.url);
+  const rpc = createRpcFromConfig(config, database.url, {
+    onListenError: (error) => logger.warn({ err: error }, 'content change feed: LISTEN failed; public reads go to the database until it succeeds'),
+  });
   const sessionStore = createSessionStore(rpc.sql);
   const auth = createAuthService(config, sessionStore);
   const verifier = createVerifierFromConfig(config, JSON.parse(auth.jwks) as JSONWebKeySet);

@@ -48,6 +48,9 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     DATABASE_URL: db.url,
     // Suites make hundreds of requests from one address; the rate-limit tests opt back in.
     RATE_LIMITS_ENABLED: 'false',
+    // Suites write content and read it back at once; a notification can take a few ms to
+    // arrive, so the in-memory reads are tested on their own (test/db/cached-rpc.test.ts).
+    DB_LISTEN_CHANGES: 'false',
     ...env,
   });
   const logs: Record<string, unknown>[] = [];

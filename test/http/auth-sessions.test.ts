@@ -11,7 +11,8 @@ let t: TestApp;
 let noGrace: TestApp;
 
 beforeAll(async () => {
-  t = await createTestApp({ JWT_ISSUER: ISSUER, AUTH_ALLOWED_REDIRECT_ORIGINS: 'https://app.example.com' });
+  // With the in-memory public reads on: a token must still be checked in the database.
+  t = await createTestApp({ JWT_ISSUER: ISSUER, AUTH_ALLOWED_REDIRECT_ORIGINS: 'https://app.example.com', DB_LISTEN_CHANGES: 'true' });
   noGrace = await createTestApp({ JWT_ISSUER: ISSUER, REFRESH_REUSE_GRACE_S: '0' });
 });
 afterAll(async () => {

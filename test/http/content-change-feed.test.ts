@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listenForContentChanges, type ChangeFeed } from '../../src/db/change-feed.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { insertCatalog } from '../helpers/content.js';
+import { signToken } from '../helpers/tokens.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `probe` until it returns true, for at most `ms`; the notification takes a moment. */
+async function eventually(probe: () => Promise<boolean> | boolean, ms = 3000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await probe()) return true;
+    await sleep(20);
+  }
+  return false;
+}
+
+/**
+ * True once `check` passes while anon may not execute `fn`: the answer came from memory. A
+ * notification of an earlier test may still land and empty the cache once, hence the retries
+ * (each warms the cache first).
+ */
+async function answeredWithout(t: TestApp, fn: string, check: () => Promise<boolean>): Promise<boolean> {
+  return eventually(async () => {
+    await check(); // warm
+    await t.db.sql.unsafe(`revoke execute on function ${fn} from anon`);
+    try {
+      return await check();
+    } catch {
+      return false; // went to the database: 403, which the contract checker rejects
+    } finally {
+      await t.db.sql.unsafe(`grant execute on function ${fn} to anon`);
+    }
+  });
+}
+
+describe('content change feed and the public reads answered from memory', () => {
+  let t: TestApp;
+  let feed: ChangeFeed;
+  beforeAll(async () => {
+    t = await createTestApp({ DB_LISTEN_CHANGES: 'true' });
+    await insertCatalog(t.db.sql, { domains: [{ slug: 'data' }] });
+    feed = listenForContentChanges({ url: t.db.url, connectTimeoutSeconds: 2, retryMs: 100 });
+    expect(await eventually(() => feed.epoch() !== null)).toBe(true);
+    // The app's own feed (created with its rpc adapter) has run its LISTEN too.
+    const listening = async () =>
+      (await t.db.sql`select count(*)::int as n from pg_stat_activity
+        where application_name = 'sparkpath-api-listen' and datname = current_database()
+          and query = 'listen sparkpath_content'`)[0].n === 2;
+    expect(await eventually(listening)).toBe(true);
+  });
+  afterAll(async () => {
+    await feed.close();
+    await t.close();
+  });
+
+  it('every write to a notifying table starts a new epoch; other tables do not', async () => {
+    const writes = [
+      t.db.sql`update app.difficulty_levels set label = label where value = 'beginner'`,
+      t.db.sql`update app.journey_statuses set label = label where value = 'paused'`,
+      t.db.sql`update app.learning_verbs set label = label where value = 'started'`,
+      t.db.sql`update app.snapshots set description = description`,
+    ];
+    for (const write of writes) {
+      const before = feed.epoch();
+      await write;
+      expect(await eventually(() => feed.epoch() !== before && feed.epoch() !== null)).toBe(true);
+    }
+    const before = feed.epoch();
+    await t.db.sql`update app.domains set name = name`;
+    await sleep(300);
+    expect(feed.epoch()).toBe(before);
+  });
+
+  const read = async (path: string) => {
+    const response = await t.app.request(path);
+    return response.status === 200 ? response.text() : `status ${response.status}`;
+  };
+
+  it('answers a repeated anonymous metadata read without the database, and a change as soon as it is notified', async () => {
+    const first = await t.app.request('/metadata/difficulty-levels');
+    expect(first.status).toBe(200);
+    const body = await first.text();
+    expect(await answeredWithout(t, 'api.list_difficulty_levels()', async () => (await read('/metadata/difficulty-levels')) === body)).toBe(true);
+
+    await t.db.sql`update app.difficulty_levels set label = 'Newcomer' where value = 'beginner'`;
+    try {
+      const label = async () => (await (await t.app.request('/metadata/difficulty-levels')).json()).data[0].label;
+      expect(await eventually(async () => (await label()) === 'Newcomer')).toBe(true);
+      const metadata = await (await t.app.request('/metadata')).json();
+      expect(metadata.difficulty_levels[0].label).toBe('Newcomer');
+    } finally {
+      await t.db.sql`update app.difficulty_levels set label = 'Beginner' where value = 'beginner'`;
+    }
+  });
+
+  it('a promote shows in the catalog as soon as it is notified, although which snapshot answers is kept in memory', async () => {
+    const slugs = async () => ((await (await t.app.request('/discovery/domains/')).json()).data as { slug: string }[]).map((d) => d.slug);
+    expect(await slugs()).toEqual(['data']);
+    expect(await answeredWithout(t, 'api.resolve_snapshot(uuid)', async () => (await slugs()).join() === 'data')).toBe(true);
+    await insertCatalog(t.db.sql, { domains: [{ slug: 'data' }, { slug: 'web' }] });
+    expect(await eventually(async () => (await slugs()).join() === 'data,web')).toBe(true);
+  });
+
+  it('a caller with a token is still checked in the database while the anonymous answer is in memory', async () => {
+    expect((await t.app.request('/metadata')).status).toBe(200);
+    expect((await t.app.request('/metadata')).status).toBe(200);
+    // A token of this API naming a session that does not exist (signed out, or never was).
+    const token = await signToken({ extra: { iss: 'sparkpath' }, session_id: crypto.randomUUID() });
+    const refused = await t.app.request('/metadata', { headers: { Authorization: `Bearer ${token}` } });
+    expect(refused.status).toBe(401);
+  });
+
+  it('listens again with a new epoch when its connection is killed', async () => {
+    const before = feed.epoch();
+    const killed = await t.db.sql`
+      select pg_terminate_backend(pid) as ok from pg_stat_activity
+      where application_name = 'sparkpath-api-listen' and datname = current_database()`;
+    expect(killed.length).toBeGreaterThan(0);
+    expect(await eventually(() => feed.epoch() !== null && feed.epoch() !== before)).toBe(true);
+  });
+
+  it('does not vouch while it cannot listen', async () => {
+    const unreachable = listenForContentChanges({ url: 'postgres://nobody@127.0.0.1:1/none', connectTimeoutSeconds: 1, retryMs: 50 });
+    try {
+      await sleep(300);
+      expect(unreachable.epoch()).toBeNull();
+    } finally {
+      await unreachable.close();
+    }
+  });
+});
