@@ -263,9 +263,11 @@ the CPUs, so only ratios measured in the same run mean anything.
   a moment, sends each variant twice and captures from the Postgres log exactly the statements and bind
   parameters the API sent (\`bench/capture.ts\`). R2 replays the second (steady-state) request's
   statements verbatim with pgbench (\`-M prepared\`, one script file per variant). Discovery and domain
-  reads are served from the API's ETag body cache after the first request, so their steady state is one
-  cheap \`api.resolve_snapshot\` call; R2 then measures that, and API÷R1 above 1 shows what the cache
-  buys over PostgREST. R1 takes the endpoint's own function call (the last dispatched call of the first
+  reads are served from the API's ETag body cache after the first request, and which snapshot answers
+  (\`api.resolve_snapshot\`) and the metadata enumerations are kept in memory until a change is
+  notified (README, "Public reads from memory"), so for anonymous callers their steady state sends no
+  statement at all: there is no R2 for them, R4 is the bare stack without a query, and API÷R1 above 1
+  shows what the caches buy over PostgREST. R1 takes the endpoint's own function call (the last dispatched call of the first
   request) with its arguments and replays it in PostgREST's transaction shape: \`BEGIN; select set_config('role', …, true),
   set_config('request.jwt.claims', …, true); select api.fn(…); COMMIT;\` — four round trips, the
   database floor a PostgREST deployment pays. R3 is a Hono hello-world (\`bench/hello.ts\`) under wrk.
@@ -304,10 +306,10 @@ the CPUs, so only ratios measured in the same run mean anything.
   one connection per client (8 or 32); at 32 connections up to 20 of the API's calls are in flight and
   the rest wait in its call gate (\`src/db/call-gate.ts\`), which is how it runs in production.
 
-## Why API÷R1 stays under 0.9 for the cheapest reads
+## Why API÷R1 stays under 0.9 for the cheapest authenticated reads
 
-For calls that take Postgres a few microseconds (metadata, difficulty levels, the current snapshot,
-the session), every run saturates both cores, so the ratio compares whole-machine CPU per request:
+For calls that take Postgres a few microseconds (the current snapshot, the session; metadata and
+difficulty levels before they were answered from memory), every run saturates both cores, so the ratio compares whole-machine CPU per request:
 R1 pays pgbench (C, no HTTP) plus four statements in Postgres; the API pays wrk, an HTTP exchange and
 Node, plus one statement. Measured on this machine on 2026-11-22 (wrk, 32 connections, /metadata):
 
@@ -320,11 +322,17 @@ Node, plus one statement. Measured on this machine on 2026-11-22 (wrk, 32 connec
   R4, the bare stack with the same pool, is the floor of this architecture in Node; its ratio to R1
   is in the targets table.
 - Levers in place: one statement per request (the dispatcher), the body passed through as text, the
-  GET fast path of @hono/node-server, the verified-JWT cache, pipelining (depth 2), and the ETag body
-  cache for catalog reads (why those rows show API÷R1 above 1). Not taken: a second Node process
-  (\`node:cluster\`) would add the one core Node cannot use, but doubles the API's memory past the
-  200 MB target; caching metadata or sessions in the API without asking the database would beat R1
-  by skipping the work R1 measures, and would serve stale answers during an outage.
+  GET fast path of @hono/node-server, the verified-JWT cache, pipelining (depth 2), the ETag body
+  cache for catalog reads, and public reads from memory until a change is notified (README, "Public
+  reads from memory"): metadata, difficulty levels and which snapshot answers a catalog read cost an
+  anonymous caller no database call, which is why those rows show API÷R1 above 1. That ratio then
+  measures the cache, not the call path: R1 still runs the function every time, as PostgREST would.
+  Nothing is served from memory while the API's listening connection is down, so an outage still
+  answers 503 (the reliability suite's outage test runs with it on).
+- Not taken: the current snapshot and the session are authenticated reads, and every request with a
+  token is checked against its session in the database (a revoked session is refused at once), so
+  they keep their database call. A second Node process (\`node:cluster\`) would add the one core
+  Node cannot use, but doubles the API's memory past the 200 MB target.
 
 ## Reliability suite
 

@@ -352,7 +352,11 @@ async function prepareFamily(family: Family, fixtures: Fixtures, api: Api, tap: 
   const protocol = [...r1, ...r2].some(needsSimpleProtocol) ? 'simple' : 'prepared';
   const notes = [];
   if (protocol === 'simple') notes.push('pgbench used -M simple (the statement text contains :names)');
-  if (cached) notes.push("served from the API's ETag body cache after the first request: R2 replays the steady-state statements (snapshot resolution), R1 runs the content function every time, as PostgREST would");
+  if (cached && r2.length === 0) {
+    notes.push("answered from the API's memory after the first request (no statement in steady state; src/db/cached-rpc.ts): nothing for R2 to replay, R4 is the bare stack without a query, R1 runs the function every time, as PostgREST would");
+  } else if (cached) {
+    notes.push("served from the API's caches after the first request: R2 replays the statements still sent in steady state, R1 runs the content function every time, as PostgREST would");
+  }
   return {
     family, requestsFile, protocol,
     r1: r1.length === requests.length ? r1 : undefined,
