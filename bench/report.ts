@@ -302,9 +302,10 @@ the CPUs, so only ratios measured in the same run mean anything.
   uses the access token of its own fresh session (1,500 per run) and a thread that runs out stops; the
   requests/s figure uses wrk's real duration. R1/R2 are not measured for either (a replayed statement
   would be a token reuse).
-- **Pool sizes**: the API uses its default pool (DB_POOL_MAX=10, DB_PIPELINE_DEPTH=2) while pgbench opens
-  one connection per client (8 or 32); at 32 connections up to 20 of the API's calls are in flight and
-  the rest wait in its call gate (\`src/db/call-gate.ts\`), which is how it runs in production.
+- **Pool sizes**: the API uses its default pool (DB_POOL_MAX = 2 × CPU cores, DB_PIPELINE_DEPTH=2; the
+  values of this run are under "Machine and method") while pgbench opens one connection per client (8 or
+  32); calls beyond pool × depth wait in the API's call gate (\`src/db/call-gate.ts\`, with the
+  measurements behind the default), which is how it runs in production.
 
 ## Why API÷R1 stays under 0.9 for the cheapest authenticated reads
 

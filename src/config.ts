@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { parseSigningKey } from './auth/signing-key.js';
 
@@ -28,7 +29,8 @@ export const configSchema = z
     DATABASE_URL: optionalText.pipe(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
     EMBEDDED_PG_DATA_DIR: z.string().min(1).default('.data/postgres'),
     EMBEDDED_PG_PORT: integer(54329, 1024, 65535),
-    DB_POOL_MAX: integer(10, 1, 200),
+    // (2 × cores): more backends than that only queue for the CPU (measured in src/db/call-gate.ts).
+    DB_POOL_MAX: integer(Math.min(20, 2 * availableParallelism()), 1, 200),
     // Calls in flight per pooled connection (1 = never pipeline); see src/db/call-gate.ts.
     DB_PIPELINE_DEPTH: integer(2, 1, 100),
     DB_STATEMENT_TIMEOUT_MS: integer(5000, 100, 600_000),

@@ -16,6 +16,22 @@
  * The default, 2, takes most of the throughput while a short call waits behind at most one
  * other call on its connection.
  *
+ * The pool size decides how many backends run at once, and on a 2-core machine shared with
+ * Postgres, more than about 2 per core only makes them (and this process) queue for the CPU:
+ * a request then waits a whole scheduler slice now and then. Measured the same day (depth 2,
+ * wrk, one request variant per family), p95 at 8 connections / req/s at 32 connections:
+ *
+ *   pool | journeys list  | graph depth 3 | autocomplete  | search        | path
+ *    10  | 8.4-9 / 2350   | 6-11 / 2850   | 20-26 / 1900  | 18.5 / 1010   | 22-24 / 665
+ *     6  | 11 / 2300      | 8.3 / 2900    | 15.6 / 1940   | 18.5 / 1000   |
+ *     4  | 8.5-9.5 / 2440 | 10.7 / 2790   | 8.5-9 / 2080  | 19-20 / 1030  | 25-30 / 650
+ *     3  | 9.0 / 2160     | 9.5-9.9 / 2400| 9.6-9.7 / 1900| 12-12.5 / 1050| 18 / 730
+ *     2  | 7.1-7.3 / 1940 | 6.1-6.8 / 2200| 7.4-7.6 / 1700| 12-12.6 / 980 |
+ *
+ * Hence the default DB_POOL_MAX of 2 × this host's cores (src/config.ts): right when Postgres
+ * runs here (the embedded default); with a database server of its own, set it to about twice
+ * that server's cores.
+ *
  * History: this gate first worked around the postgres.js 3.4.9 queue that leaked a hole per
  * handed-out query (15k → 6k statements/s within 40 s of sustained load); that queue is now
  * patched at install (patches/postgres+3.4.9.patch, test/db/postgres-queue-patch.test.ts).
