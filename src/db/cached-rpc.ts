@@ -13,7 +13,6 @@ export const CACHEABLE_CALLS: ReadonlySet<ApiFunctionName> = new Set<ApiFunction
 ]);
 
 export interface CachedRpcOptions {
-  calls?: ReadonlySet<string>;
   /** Distinct argument sets kept; the oldest goes first (resolve_snapshot takes a snapshot id). */
   maxEntries?: number;
 }
@@ -30,14 +29,13 @@ export interface CachedRpcOptions {
  * - Concurrent misses share one database call; failures are never kept.
  */
 export function cachePublicCalls<R extends Rpc>(rpc: R, feed: ChangeFeed, options: CachedRpcOptions = {}): R {
-  const calls = options.calls ?? CACHEABLE_CALLS;
   const maxEntries = options.maxEntries ?? 256;
   let keptEpoch: number | null = null;
   const kept = new Map<string, Promise<string>>();
 
   const call = <F extends ApiFunctionName>(fn: F, args: ApiArgs<F>, caller: DbCaller): Promise<string> => {
     const epoch = feed.epoch();
-    if (epoch === null || caller.role !== 'anon' || caller.claims !== null || !calls.has(fn)) return rpc.call(fn, args, caller);
+    if (epoch === null || caller.role !== 'anon' || caller.claims !== null || !CACHEABLE_CALLS.has(fn)) return rpc.call(fn, args, caller);
     if (keptEpoch !== epoch) {
       kept.clear();
       keptEpoch = epoch;
