@@ -15,14 +15,12 @@ export interface ChangeFeed {
   close(): Promise<void>;
 }
 
-/** A feed that never listens: every read goes to the database. */
-export const noChangeFeed: ChangeFeed = { epoch: () => null, close: async () => undefined };
-
 export interface ListenOptions {
   url: string;
   connectTimeoutSeconds: number;
   /** Pause between attempts to listen again after the connection is lost. */
   retryMs?: number;
+  /** The first failed attempt after the feed last listened (not every retry of an outage). */
   onError?: (error: unknown) => void;
 }
 
@@ -42,6 +40,7 @@ export function listenForContentChanges(options: ListenOptions): ChangeFeed {
   let closing = false;
   let attempt: Promise<void> | undefined;
   let retryTimer: NodeJS.Timeout | undefined;
+  let failing = false; // an attempt has failed since the feed last listened
   const retryMs = options.retryMs ?? 500;
 
   /** A fresh client per attempt: a client wedged while connecting cannot stall the feed. */
@@ -88,10 +87,12 @@ export function listenForContentChanges(options: ListenOptions): ChangeFeed {
       // Whatever was kept before this moment may predate a change nobody heard of.
       epoch++;
       live = client;
+      failing = false;
       return true;
     } catch (error) {
       void client.end({ timeout: 0 }).catch(() => undefined);
-      if (!closing) options.onError?.(error);
+      if (!closing && !failing) options.onError?.(error);
+      failing = true;
       return false;
     } finally {
       clearTimeout(timer);
