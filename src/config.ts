@@ -11,6 +11,12 @@ const booleanFlag = z
   .default('false')
   .transform((v) => v === 'true' || v === '1');
 
+/** On unless `false`; any other word stops start-up rather than guess which was meant. */
+const trueUnlessFalse = z
+  .enum(['true', 'false'])
+  .default('true')
+  .transform((v) => v === 'true');
+
 const integer = (fallback: number, min: number, max: number) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
 
@@ -37,8 +43,8 @@ export const configSchema = z
     DB_CONNECT_TIMEOUT_S: integer(3, 1, 60),
     // LISTEN for content changes and answer the cheapest public reads from memory meanwhile
     // (src/db/cached-rpc.ts); false behind a transaction-mode pooler, which drops notifications.
-    DB_LISTEN_CHANGES: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
-    SEED_DEMO_CONTENT: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+    DB_LISTEN_CHANGES: trueUnlessFalse,
+    SEED_DEMO_CONTENT: trueUnlessFalse,
 
     SUPABASE_JWT_SECRET: optionalText.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
     JWT_JWKS_URL: optionalText.pipe(z.url().optional()),
@@ -85,7 +91,7 @@ export const configSchema = z
     GITHUB_SCOPES: z.string().min(1).default('read:user user:email'),
 
     // Rate limits: requests per window per caller; 0 means unlimited for that role.
-    RATE_LIMITS_ENABLED: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+    RATE_LIMITS_ENABLED: trueUnlessFalse,
     RATE_LIMIT_WINDOW_S: integer(60, 1, 3600),
     RATE_LIMIT_ANONYMOUS: integer(300, 0, 1_000_000),
     RATE_LIMIT_FREE_USER: integer(600, 0, 1_000_000),
