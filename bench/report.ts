@@ -96,6 +96,9 @@ export async function explainFamilies(url: string, prepared: ExplainInput[], res
   return out;
 }
 
+/** In the note of a family whose steady state sends no statement (bench/run.ts). */
+export const FROM_MEMORY_NOTE = "answered from the API's memory after the first request";
+
 const f1 = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? '–' : n.toFixed(1));
 const f2 = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? '–' : n.toFixed(2));
 const ratio = (a?: number, b?: number) => (a && b ? a / b : undefined);
@@ -199,9 +202,9 @@ export function writeReport(r: BenchResults): string {
       const family = r.families.find((f) => f.name === name);
       if (!family || !GROWTH_GROUPS.includes(family.group)) continue;
       // A family answered from memory sends no statement: its p95 is the cost of sending the body,
-      // and a body that lists the whole catalog (facets) grows with it.
-      const fromMemory = family.note?.includes("answered from the API's memory")
-        ? `; answered from memory at both sizes, no database work: ${f2(g.x10_p95_ms - g.base_p95_ms)} ms more to send a body whose facets list every domain and trail (10x as many)`
+      // which grows with the catalog where it lists it (the facets name every domain and trail).
+      const fromMemory = family.note?.includes(FROM_MEMORY_NOTE)
+        ? `; answered from memory at both sizes, no database work: ${f2(g.x10_p95_ms - g.base_p95_ms)} ms more to send a body that grows with the catalog`
         : '';
       out.push(`| p95 growth 10x/1x ≤ 1.5 | ${name} | ${f2(g.ratio)} | ${verdict(g.ratio <= 1.5, g.ratio <= 1.5 ? `margin ${f2(1.5 - g.ratio)}` : `over by ${f2(g.ratio - 1.5)}${fromMemory}`)} |`);
     }

@@ -27,7 +27,7 @@ import { BENCH_JWT_SECRET, BENCH_SERVICE_SECRET, VARIANTS, sampleFixtures, type 
 import { createSessionMinter, type SessionMinter } from './sessions.js';
 import { runPgbench, runWrk, writeRequestsFile, type LoadResult, type PgbenchTarget } from './loadgen.js';
 import { CLK_TCK, peakRssMb, processTicks, rssMb, treeTicks } from './proc.js';
-import { explainFamilies, writeReport, type BenchResults, type FamilyResult, type Measurement } from './report.js';
+import { FROM_MEMORY_NOTE, explainFamilies, writeReport, type BenchResults, type FamilyResult, type Measurement } from './report.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -353,7 +353,7 @@ async function prepareFamily(family: Family, fixtures: Fixtures, api: Api, tap: 
   const notes = [];
   if (protocol === 'simple') notes.push('pgbench used -M simple (the statement text contains :names)');
   if (cached && r2.length === 0) {
-    notes.push("answered from the API's memory after the first request (no statement in steady state; src/db/cached-rpc.ts): nothing for R2 to replay, R4 is the bare stack without a query, R1 runs the function every time, as PostgREST would");
+    notes.push(`${FROM_MEMORY_NOTE} (no statement in steady state; src/db/cached-rpc.ts): nothing for R2 to replay, R4 is the bare stack without a query, R1 runs the function every time, as PostgREST would`);
   } else if (cached) {
     notes.push("served from the API's caches after the first request: R2 replays the statements still sent in steady state, R1 runs the content function every time, as PostgREST would");
   }
