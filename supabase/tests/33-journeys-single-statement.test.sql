@@ -77,6 +77,21 @@ from unnest(array[null, 'not_started', 'in_progress', 'completed']) s(status)
 cross join unnest(array['recent', 'progress', 'started']) o(sort);
 grant select on ref_lists to authenticated;
 
+-- The current caller's api bodies against the reference views, byte for byte.
+create function pg_temp.details_match(description text) returns text language sql as $f$
+  select results_eq(
+    $$ select r.id, api.get_user_journey(r.id)::text from ref_detail r order by r.id $$,
+    $$ select id, doc from ref_detail order by id $$,
+    description)
+$f$;
+create function pg_temp.lists_match(description text) returns text language sql as $f$
+  select results_eq(
+    $$ select status, sort, api.list_user_journeys(status, sort)::text from ref_lists order by 1, 2 $$,
+    $$ select status, sort, body from ref_lists order by 1, 2 $$,
+    description)
+$f$;
+grant execute on function pg_temp.details_match(text), pg_temp.lists_match(text) to authenticated;
+
 -- A enrolls in both trails, B in one.
 set local role authenticated;
 select set_config('request.jwt.claims', '{"sub":"33333333-3333-4333-8333-333333333333","role":"authenticated"}', true);
@@ -104,14 +119,8 @@ insert into app.learning_events (user_id, spark_id, verb, occurred_at) values
 -- Derived positions (no rollups yet)
 set local role authenticated;
 select set_config('request.jwt.claims', '{"sub":"33333333-3333-4333-8333-333333333333","role":"authenticated"}', true);
-select results_eq(
-  $$ select r.id, api.get_user_journey(r.id)::text from ref_detail r order by r.id $$,
-  $$ select id, doc from ref_detail order by id $$,
-  'derived positions: A''s details are the reference bytes');
-select results_eq(
-  $$ select status, sort, api.list_user_journeys(status, sort)::text from ref_lists order by 1, 2 $$,
-  $$ select status, sort, body from ref_lists order by 1, 2 $$,
-  'derived positions: A''s lists, every status filter and sort, are the reference bytes');
+select pg_temp.details_match('derived positions: A''s details are the reference bytes');
+select pg_temp.lists_match('derived positions: A''s lists, every status filter and sort, are the reference bytes');
 select ok(
   (select count(distinct status) from app.journey_spark_progress) = 3
     and (select bool_and(status = 'in_progress') from app.journey_progress),
@@ -131,20 +140,11 @@ select is(
   null,
   'a trail without difficulty shows null');
 set local timezone = 'America/St_Johns';
-select results_eq(
-  $$ select r.id, api.get_user_journey(r.id)::text from ref_detail r order by r.id $$,
-  $$ select id, doc from ref_detail order by id $$,
-  'in another time zone (-02:30/-03:30) the details still match the reference bytes');
-select results_eq(
-  $$ select status, sort, api.list_user_journeys(status, sort)::text from ref_lists order by 1, 2 $$,
-  $$ select status, sort, body from ref_lists order by 1, 2 $$,
-  'in another time zone the lists still match the reference bytes');
+select pg_temp.details_match('in another time zone (-02:30/-03:30) the details still match the reference bytes');
+select pg_temp.lists_match('in another time zone the lists still match the reference bytes');
 reset timezone;
 select set_config('request.jwt.claims', '{"sub":"44444444-4444-4444-8444-444444444444","role":"authenticated"}', true);
-select results_eq(
-  $$ select r.id, api.get_user_journey(r.id)::text from ref_detail r order by r.id $$,
-  $$ select id, doc from ref_detail order by id $$,
-  'derived positions: B''s detail is the reference bytes (B''s own events only)');
+select pg_temp.details_match('derived positions: B''s detail is the reference bytes (B''s own events only)');
 select throws_ok(
   format('select api.get_user_journey(%L)', current_setting('test.a_quoted')),
   'P0002', 'journey not found', 'B gets not found for A''s enrollment');
@@ -170,14 +170,8 @@ select ok(
 
 set local role authenticated;
 select set_config('request.jwt.claims', '{"sub":"33333333-3333-4333-8333-333333333333","role":"authenticated"}', true);
-select results_eq(
-  $$ select r.id, api.get_user_journey(r.id)::text from ref_detail r order by r.id $$,
-  $$ select id, doc from ref_detail order by id $$,
-  'stored positions: A''s details are the reference bytes');
-select results_eq(
-  $$ select status, sort, api.list_user_journeys(status, sort)::text from ref_lists order by 1, 2 $$,
-  $$ select status, sort, body from ref_lists order by 1, 2 $$,
-  'stored positions: A''s lists are the reference bytes');
+select pg_temp.details_match('stored positions: A''s details are the reference bytes');
+select pg_temp.lists_match('stored positions: A''s lists are the reference bytes');
 select is(
   (api.enroll_in_trail('b3000000-0000-4000-8000-000000000001'))::text,
   ((select doc from ref_detail where id = current_setting('test.a_quoted')::uuid)::jsonb
@@ -194,10 +188,7 @@ select results_eq(
      from api.get_user_journey(current_setting('test.a_plain')::uuid) j $$,
   $$ values ('completed', null::text, 100) $$,
   'the completed trail: completed, no current concept, 100 percent');
-select results_eq(
-  $$ select r.id, api.get_user_journey(r.id)::text from ref_detail r order by r.id $$,
-  $$ select id, doc from ref_detail order by id $$,
-  'after new events: A''s details are the reference bytes');
+select pg_temp.details_match('after new events: A''s details are the reference bytes');
 reset role;
 
 -- Promote snapshot 2: spark 4 renamed, spark 1 dropped from the quoted trail.
@@ -230,14 +221,8 @@ select is(
 
 set local role authenticated;
 select set_config('request.jwt.claims', '{"sub":"33333333-3333-4333-8333-333333333333","role":"authenticated"}', true);
-select results_eq(
-  $$ select r.id, api.get_user_journey(r.id)::text from ref_detail r order by r.id $$,
-  $$ select id, doc from ref_detail order by id $$,
-  'after the promote: A''s details are the reference bytes (read from snapshot 2)');
-select results_eq(
-  $$ select status, sort, api.list_user_journeys(status, sort)::text from ref_lists order by 1, 2 $$,
-  $$ select status, sort, body from ref_lists order by 1, 2 $$,
-  'after the promote: A''s lists are the reference bytes');
+select pg_temp.details_match('after the promote: A''s details are the reference bytes (read from snapshot 2)');
+select pg_temp.lists_match('after the promote: A''s lists are the reference bytes');
 reset role;
 
 -- anon

@@ -1,10 +1,9 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listenForContentChanges, type ChangeFeed } from '../../src/db/change-feed.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { insertCatalog } from '../helpers/content.js';
 import { signToken } from '../helpers/tokens.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `probe` until it returns true, for at most `ms`; the notification takes a moment. */
 async function eventually(probe: () => Promise<boolean> | boolean, ms = 3000): Promise<boolean> {
