@@ -11,8 +11,9 @@ select results_eq(
      from pg_trigger t join pg_class c on c.oid = t.tgrelid
      where t.tgfoid = 'private.notify_content_changed()'::regprocedure and not t.tgisinternal
      order by 1 $$,
-  $$ values ('difficulty_levels', 60, 'O'), ('journey_statuses', 60, 'O'), ('learning_verbs', 60, 'O'), ('snapshots', 60, 'O') $$,
-  'the four tables behind the in-memory reads notify after every insert, update, delete and truncate statement');
+  $$ values ('difficulty_levels', 60, 'O'), ('journey_statuses', 60, 'O'), ('learning_verbs', 60, 'O'),
+            ('snapshot_rollups', 60, 'O'), ('snapshots', 60, 'O') $$,
+  'the five tables behind the in-memory reads notify after every insert, update, delete and truncate statement');
 
 select is(
   (select array_agg(distinct c.relnamespace::regnamespace::text) from pg_trigger t join pg_class c on c.oid = t.tgrelid
