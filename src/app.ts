@@ -20,7 +20,7 @@ import { domainsRouter } from './routes/domains/index.js';
 import { snapshotsRouter } from './routes/snapshots/index.js';
 import { authRouter } from './routes/auth/index.js';
 import { createAuthService, type AuthService } from './auth/auth-service.js';
-import { createSessionStore, unavailableSessionStore, type SessionStore } from './auth/session-store.js';
+import { createSessionStore, reportSessionChanges, unavailableSessionStore, type SessionStore } from './auth/session-store.js';
 import { crossSiteGuard } from './auth/csrf.js';
 import { parseOrigins } from './auth/redirect.js';
 import { rateLimit, type RateLimitStore } from './http/rate-limit.js';
@@ -145,5 +145,6 @@ function resolveAuth(deps: AppDeps): AuthService {
   if (deps.auth) return deps.auth;
   const sql = (deps.rpc as { sql?: postgres.Sql }).sql;
   // An rpc adapter without a postgres pool (unit tests with a fake rpc) gets no sign-in.
-  return createAuthService(deps.config, deps.sessionStore ?? (sql ? createSessionStore(sql) : unavailableSessionStore()));
+  const store = deps.sessionStore ?? (sql ? createSessionStore(sql) : unavailableSessionStore());
+  return createAuthService(deps.config, reportSessionChanges(store, () => deps.rpc.forgetSessions?.()));
 }

@@ -3,7 +3,7 @@ import { parseSigningKey, publicJwks } from './auth/signing-key.js';
 import type { Config } from './config.js';
 import { createJwtVerifier } from './context/jwt.js';
 import { cachePublicCalls } from './db/cached-rpc.js';
-import { listenForContentChanges } from './db/change-feed.js';
+import { listenForChanges } from './db/change-feed.js';
 import { createPostgresRpc } from './db/postgres-rpc.js';
 
 /**
@@ -24,8 +24,8 @@ export function createRpcFromConfig(
     tokenIssuer: config.JWT_ISSUER ?? 'sparkpath',
   });
   if (!config.DB_LISTEN_CHANGES) return rpc;
-  const feed = listenForContentChanges({ url, connectTimeoutSeconds: config.DB_CONNECT_TIMEOUT_S, onError: overrides.onListenError });
-  return Object.assign(cachePublicCalls(rpc, feed), {
+  const feed = listenForChanges({ url, connectTimeoutSeconds: config.DB_CONNECT_TIMEOUT_S, onError: overrides.onListenError });
+  return Object.assign(cachePublicCalls(rpc, feed, { sessionCheck: (claims) => rpc.liveFor(claims) }), {
     close: async () => {
       await feed.close();
       await rpc.close();

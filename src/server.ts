@@ -5,7 +5,7 @@ import { loadOrCreateDevJwtSecret } from './context/dev-secret.js';
 import { openDatabase, prepareDatabase } from './db/database.js';
 import { createRpcFromConfig, createVerifierFromConfig } from './deps.js';
 import { createLogger } from './logger.js';
-import { createSessionStore } from './auth/session-store.js';
+import { createSessionStore, reportSessionChanges } from './auth/session-store.js';
 import { createAuthService } from './auth/auth-service.js';
 import type { JSONWebKeySet } from 'jose';
 import { createPostgresRateLimitStore } from './db/rate-limit-store.js';
@@ -38,7 +38,7 @@ async function main() {
   const rpc = createRpcFromConfig(config, database.url, {
     onListenError: (error) => logger.warn({ err: error }, 'content change feed: LISTEN failed; public reads go to the database until it succeeds'),
   });
-  const sessionStore = createSessionStore(rpc.sql);
+  const sessionStore = reportSessionChanges(createSessionStore(rpc.sql), () => rpc.forgetSessions?.());
   const auth = createAuthService(config, sessionStore);
   const verifier = createVerifierFromConfig(config, JSON.parse(auth.jwks) as JSONWebKeySet);
   const rateLimitStore = config.RATE_LIMIT_STORE === 'postgres' ? createPostgresRateLimitStore(rpc.sql) : undefined;

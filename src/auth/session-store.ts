@@ -102,6 +102,24 @@ export function createSessionStore(sql: postgres.Sql): SessionStore {
   };
 }
 
+/**
+ * Calls `changed` after every operation that may end or shorten a session (refresh, with its
+ * reuse detection; logout; cleanup), whether it succeeded or not, so nothing in this process
+ * keeps vouching for a session the database has just ended (src/db/cached-rpc.ts).
+ */
+export function reportSessionChanges(store: SessionStore, changed: () => void): SessionStore {
+  const thenReport =
+    <A extends unknown[], T>(operation: (...args: A) => Promise<T>) =>
+    async (...args: A): Promise<T> => {
+      try {
+        return await operation(...args);
+      } finally {
+        changed();
+      }
+    };
+  return { ...store, refresh: thenReport(store.refresh), endSession: thenReport(store.endSession), cleanup: thenReport(store.cleanup) };
+}
+
 /** A store for apps built without a database pool: every sign-in operation answers 503. */
 export function unavailableSessionStore(): SessionStore {
   const fail = async (): Promise<never> => {

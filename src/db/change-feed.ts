@@ -2,6 +2,8 @@ import postgres from 'postgres';
 
 /** The channel the content triggers notify (20261122160000_content_change_notify.sql). */
 export const CONTENT_CHANNEL = 'sparkpath_content';
+/** The channel app.sessions notifies, with the session id (20261123000000_session_vouching.sql). */
+export const SESSIONS_CHANNEL = 'sparkpath_sessions';
 
 /**
  * Tells an in-memory cache whether what it keeps may still be served.
@@ -12,6 +14,8 @@ export const CONTENT_CHANNEL = 'sparkpath_content';
  */
 export interface ChangeFeed {
   epoch(): number | null;
+  /** Calls `listener` with the id of every session row that changes ('*': all of them). */
+  onSessionChange(listener: (sessionId: string) => void): void;
   close(): Promise<void>;
 }
 
@@ -25,7 +29,7 @@ export interface ListenOptions {
 }
 
 /**
- * LISTENs on the content channel over a connection of its own (a pooled connection may be
+ * LISTENs on the content and sessions channels over a connection of its own (a pooled connection may be
  * recycled at any time, and a notification missed while it is gone would go unnoticed).
  * When that connection closes, the feed stops vouching (epoch null) and listens again every
  * `retryMs` until it succeeds; only then does it vouch again, with a new epoch, so nothing
@@ -34,8 +38,9 @@ export interface ListenOptions {
  * Behind a transaction-mode pooler (PgBouncer, Supavisor port 6543) notifications are not
  * delivered; turn the feed off there (DB_LISTEN_CHANGES=false).
  */
-export function listenForContentChanges(options: ListenOptions): ChangeFeed {
+export function listenForChanges(options: ListenOptions): ChangeFeed {
   let epoch = 0;
+  const sessionListeners: ((sessionId: string) => void)[] = [];
   let live: postgres.Sql | undefined; // the client whose LISTEN is in effect
   let closing = false;
   let attempt: Promise<void> | undefined;
@@ -57,8 +62,9 @@ export function listenForContentChanges(options: ListenOptions): ChangeFeed {
       // out. sql.listen() itself reconnects silently and offers no way to learn that the
       // connection was gone, which is exactly what this feed must know.
       ...({
-        onnotify: (channel: string) => {
+        onnotify: (channel: string, payload: string) => {
           if (channel === CONTENT_CHANNEL) epoch++;
+          else if (channel === SESSIONS_CHANNEL) for (const listener of sessionListeners) listener(payload);
         },
       } as object),
       onclose: () => {
@@ -78,7 +84,7 @@ export function listenForContentChanges(options: ListenOptions): ChangeFeed {
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
-        client.unsafe(`listen ${CONTENT_CHANNEL}`),
+        client.unsafe(`listen ${CONTENT_CHANNEL}`).then(() => client.unsafe(`listen ${SESSIONS_CHANNEL}`)),
         new Promise((_, reject) => {
           timer = setTimeout(() => reject(new Error('LISTEN did not complete in time')), options.connectTimeoutSeconds * 1000 + 1000);
         }),
@@ -115,6 +121,7 @@ export function listenForContentChanges(options: ListenOptions): ChangeFeed {
 
   return {
     epoch: () => (live ? epoch : null),
+    onSessionChange: (listener) => void sessionListeners.push(listener),
     async close() {
       closing = true;
       clearTimeout(retryTimer);

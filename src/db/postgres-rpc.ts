@@ -32,7 +32,7 @@ interface ApiFunction {
  * `call` is built here from introspected function and parameter names only; values travel in
  * `args` (jsonb) and are cast to each parameter's declared type inside the database.
  */
-export function createPostgresRpc(options: PostgresRpcOptions): Rpc & { sql: postgres.Sql } {
+export function createPostgresRpc(options: PostgresRpcOptions): Rpc & { sql: postgres.Sql; liveFor(claims: string): Promise<number | null> } {
   const open = () =>
     postgres(options.url, {
       max: options.poolMax,
@@ -194,6 +194,13 @@ export function createPostgresRpc(options: PostgresRpcOptions): Rpc & { sql: pos
         ),
       );
       return rows[0]?.body ?? 'null';
+    },
+    /** private.request_live_for: seconds the session check keeps passing `claims`, or null. */
+    async liveFor(claims: string): Promise<number | null> {
+      const rows = await guarded(callDeadlineMs, (db) =>
+        db.unsafe<{ live_for: number | null }[]>('select private.request_live_for($1::text::jsonb) as live_for', [claims], { prepare: true }),
+      );
+      return rows[0]?.live_for ?? null;
     },
     async ping(): Promise<void> {
       await guarded(options.pingTimeoutMs ?? 2000, (db) => db`select 1`);

@@ -23,4 +23,9 @@ export interface Rpc {
   /** Resolves when the database answers a trivial query within the health timeout. */
   ping(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * This process changed a session (refresh, logout, cleanup): an adapter that vouches for
+   * sessions in memory (cached-rpc.ts) must ask the database again.
+   */
+  forgetSessions?(): void;
 }

@@ -8,13 +8,15 @@ const ANON: DbCaller = { role: 'anon', claims: null };
 /** An rpc that counts calls and answers `fn#n`, or fails / waits when told to. */
 function countingRpc() {
   const calls: string[] = [];
+  const callers: DbCaller[] = [];
   let pending: (() => void) | undefined;
   let failNext = false;
   let holdNext = false;
   const rpc = {
     sql: 'the pool',
-    async call(fn: string, args: unknown) {
+    async call(fn: string, args: unknown, caller: DbCaller) {
       calls.push(`${fn} ${JSON.stringify(args)}`);
+      callers.push(caller);
       if (failNext) {
         failNext = false;
         throw Object.assign(new Error('down'), { code: '08001' });
@@ -31,15 +33,23 @@ function countingRpc() {
   return {
     rpc: rpc as unknown as Rpc & { sql: string },
     calls,
+    callers,
     failNext: () => (failNext = true),
     holdNext: () => (holdNext = true),
     release: () => pending?.(),
   };
 }
 
-function manualFeed(): ChangeFeed & { set(epoch: number | null): void } {
+function manualFeed(): ChangeFeed & { set(epoch: number | null): void; notify(sessionId: string): void } {
   let current: number | null = 1;
-  return { epoch: () => current, set: (e) => (current = e), close: async () => undefined };
+  const listeners: ((sessionId: string) => void)[] = [];
+  return {
+    epoch: () => current,
+    set: (e) => (current = e),
+    onSessionChange: (listener) => void listeners.push(listener),
+    notify: (sessionId) => listeners.forEach((listener) => listener(sessionId)),
+    close: async () => undefined,
+  };
 }
 
 describe('cachePublicCalls', () => {
@@ -54,7 +64,7 @@ describe('cachePublicCalls', () => {
     expect(db.calls).toHaveLength(3);
   });
 
-  it('sends callers with a token, other functions and every call while the feed is down to the database', async () => {
+  it('without a session check, sends callers with a token to the database; other functions and every call while the feed is down too', async () => {
     const db = countingRpc();
     const feed = manualFeed();
     const rpc = cachePublicCalls(db.rpc, feed);
@@ -120,5 +130,176 @@ describe('cachePublicCalls', () => {
     const rpc = cachePublicCalls(db.rpc, manualFeed());
     expect(rpc.sql).toBe('the pool');
     expect(rpc.ping).toBe(db.rpc.ping);
+  });
+});
+
+const claimsOf = (sessionId: string, sub = 'u1') => JSON.stringify({ sub, role: 'authenticated', session_id: sessionId });
+const USER_A: DbCaller = { role: 'authenticated', claims: claimsOf('s-a') };
+const USER_B: DbCaller = { role: 'authenticated', claims: claimsOf('s-b', 'u2') };
+
+/** The database's session check, answering `seconds` (null: refused) and counting questions. */
+function sessionOracle() {
+  const asked: string[] = [];
+  const answers = new Map<string, number | null>();
+  let held: Promise<void> | undefined;
+  let release: () => void = () => undefined;
+  let failNext = false;
+  return {
+    asked,
+    answer: (caller: DbCaller, seconds: number | null) => answers.set(caller.claims!, seconds),
+    holdNext: () => (held = new Promise<void>((resolve) => (release = resolve))),
+    release: () => release(),
+    failNext: () => (failNext = true),
+    async check(claims: string): Promise<number | null> {
+      asked.push(claims);
+      const wait = held;
+      held = undefined;
+      if (wait) await wait;
+      if (failNext) {
+        failNext = false;
+        throw Object.assign(new Error('down'), { code: '08001' });
+      }
+      return answers.has(claims) ? answers.get(claims)! : 3600;
+    },
+  };
+}
+
+function vouchingSetup(options: { maxVouchMs?: number; maxVouches?: number } = {}) {
+  const db = countingRpc();
+  const feed = manualFeed();
+  const oracle = sessionOracle();
+  const clock = { now: 0 };
+  const rpc = cachePublicCalls(db.rpc, feed, { sessionCheck: (claims) => oracle.check(claims), now: () => clock.now, ...options });
+  return { db, feed, oracle, clock, rpc };
+}
+
+describe('cachePublicCalls with session vouching', () => {
+  it('serves a caller whose session the database vouched for from memory, fetched as anon', async () => {
+    const { db, oracle, rpc } = vouchingSetup();
+    expect(await rpc.call('get_current_snapshot', {}, USER_A)).toBe('get_current_snapshot#1');
+    expect(await rpc.call('get_current_snapshot', {}, USER_A)).toBe('get_current_snapshot#1');
+    expect(await rpc.call('get_current_snapshot', {}, ANON)).toBe('get_current_snapshot#1');
+    expect(await rpc.call('get_metadata', {}, USER_B)).toBe('get_metadata#2');
+    expect(db.callers).toEqual([ANON, ANON]);
+    expect(oracle.asked).toEqual([USER_A.claims, USER_B.claims]);
+  });
+
+  it('sends a caller the check refuses to the database as itself, every time', async () => {
+    const { db, oracle, rpc } = vouchingSetup();
+    oracle.answer(USER_A, null);
+    await rpc.call('get_metadata', {}, USER_A);
+    await rpc.call('get_metadata', {}, USER_A);
+    expect(db.callers).toEqual([USER_A, USER_A]);
+    expect(oracle.asked).toHaveLength(2);
+  });
+
+  it('asks again after maxVouchMs, or sooner when the session ends by time first', async () => {
+    const { oracle, clock, rpc } = vouchingSetup({ maxVouchMs: 5000 });
+    oracle.answer(USER_B, 1.5);
+    await rpc.call('get_metadata', {}, USER_A);
+    await rpc.call('get_metadata', {}, USER_B);
+    clock.now = 1499;
+    await rpc.call('get_metadata', {}, USER_A);
+    await rpc.call('get_metadata', {}, USER_B);
+    expect(oracle.asked).toHaveLength(2);
+    clock.now = 1500;
+    await rpc.call('get_metadata', {}, USER_B);
+    expect(oracle.asked).toEqual([USER_A.claims, USER_B.claims, USER_B.claims]);
+    clock.now = 4999;
+    await rpc.call('get_metadata', {}, USER_A);
+    expect(oracle.asked).toHaveLength(3);
+    clock.now = 5000;
+    await rpc.call('get_metadata', {}, USER_A);
+    expect(oracle.asked).toEqual([USER_A.claims, USER_B.claims, USER_B.claims, USER_A.claims]);
+  });
+
+  it('a notice about a session ends its vouch, and only its own; * and forgetSessions end all', async () => {
+    const { feed, oracle, rpc } = vouchingSetup();
+    const vouchBoth = async () => {
+      await rpc.call('get_metadata', {}, USER_A);
+      await rpc.call('get_metadata', {}, USER_B);
+    };
+    await vouchBoth();
+    feed.notify('s-a');
+    await vouchBoth();
+    expect(oracle.asked).toEqual([USER_A.claims, USER_B.claims, USER_A.claims]);
+    feed.notify('*');
+    await vouchBoth();
+    expect(oracle.asked).toHaveLength(5);
+    rpc.forgetSessions();
+    await vouchBoth();
+    expect(oracle.asked).toHaveLength(7);
+  });
+
+  it('serves but does not keep a check that a notice overtook; later callers do not join it', async () => {
+    const { oracle, rpc } = vouchingSetup();
+    oracle.holdNext();
+    const first = rpc.call('get_metadata', {}, USER_A);
+    await Promise.resolve();
+    rpc.forgetSessions(); // e.g. a logout committed while the check was reading the session
+    const second = rpc.call('get_metadata', {}, USER_A);
+    oracle.release();
+    expect(await first).toBe('get_metadata#1');
+    expect(await second).toBe('get_metadata#1');
+    expect(oracle.asked).toHaveLength(2); // the second asked for itself
+    await rpc.call('get_metadata', {}, USER_A);
+    expect(oracle.asked).toHaveLength(2); // the second, asked after the notice, was kept
+  });
+
+  it('does not keep the answer of a check that a notice about its session overtook', async () => {
+    const { feed, oracle, rpc } = vouchingSetup();
+    oracle.holdNext();
+    const first = rpc.call('get_metadata', {}, USER_A);
+    await Promise.resolve();
+    feed.notify('s-a');
+    oracle.release();
+    expect(await first).toBe('get_metadata#1'); // its check passed before the change
+    await rpc.call('get_metadata', {}, USER_A);
+    expect(oracle.asked).toHaveLength(2);
+  });
+
+  it('shares one check between concurrent calls with the same token', async () => {
+    const { oracle, rpc } = vouchingSetup();
+    oracle.holdNext();
+    const both = Promise.all([rpc.call('get_metadata', {}, USER_A), rpc.call('list_difficulty_levels', {}, USER_A)]);
+    await Promise.resolve();
+    oracle.release();
+    expect(await both).toEqual(['get_metadata#1', 'list_difficulty_levels#2']);
+    expect(oracle.asked).toHaveLength(1);
+  });
+
+  it('a check that fails sends the call to the database as the caller', async () => {
+    const { db, oracle, rpc } = vouchingSetup();
+    oracle.failNext();
+    expect(await rpc.call('get_metadata', {}, USER_A)).toBe('get_metadata#1');
+    expect(db.callers).toEqual([USER_A]);
+  });
+
+  it('vouches go with the epoch, and nothing is vouched for while the feed is down', async () => {
+    const { db, feed, oracle, rpc } = vouchingSetup();
+    await rpc.call('get_metadata', {}, USER_A);
+    feed.set(2); // e.g. the feed reconnected: session notices may have been missed
+    await rpc.call('get_metadata', {}, USER_A);
+    expect(oracle.asked).toHaveLength(2);
+    feed.set(null);
+    await rpc.call('get_metadata', {}, USER_A);
+    expect(oracle.asked).toHaveLength(2);
+    expect(db.callers.at(-1)).toEqual(USER_A);
+  });
+
+  it('never vouches for calls outside the cacheable set', async () => {
+    const { db, oracle, rpc } = vouchingSetup();
+    await rpc.call('list_user_journeys', { status: undefined, sort: undefined }, USER_A);
+    expect(oracle.asked).toHaveLength(0);
+    expect(db.callers).toEqual([USER_A]);
+  });
+
+  it('keeps at most maxVouches tokens, dropping the oldest', async () => {
+    const { oracle, rpc } = vouchingSetup({ maxVouches: 1 });
+    await rpc.call('get_metadata', {}, USER_A);
+    await rpc.call('get_metadata', {}, USER_B);
+    await rpc.call('get_metadata', {}, USER_B);
+    await rpc.call('get_metadata', {}, USER_A);
+    expect(oracle.asked).toEqual([USER_A.claims, USER_B.claims, USER_A.claims]);
   });
 });

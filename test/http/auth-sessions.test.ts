@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthService } from '../../src/auth/auth-service.js';
 import { createSessionStore } from '../../src/auth/session-store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { signIn } from '../helpers/sessions.js';
 import { TEST_JWT_SECRET } from '../helpers/tokens.js';
 
 const ISSUER = 'https://sparkpath.test';
@@ -19,16 +20,6 @@ afterAll(async () => {
   await t?.close();
   await noGrace?.close();
 });
-
-/** A real session, made the way the callback makes it (without a provider round trip). */
-async function signIn(app: TestApp, email = `${randomUUID()}@example.com`) {
-  const auth = createAuthService(app.config, createSessionStore(app.db.sql));
-  const { result, tokens } = await auth.signIn(
-    { provider: 'github', providerUserId: randomUUID(), email, displayName: 'Tess', avatarUrl: null },
-    { userAgent: 'vitest', ipAddress: '127.0.0.1' },
-  );
-  return { ...tokens, userId: result.user.id, sessionId: result.session_id, bearer: { Authorization: `Bearer ${tokens.access_token}` } };
-}
 
 const refresh = (app: TestApp, token: string) =>
   app.app.request('/auth/refresh', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refresh_token: token }) });

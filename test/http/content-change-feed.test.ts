@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listenForContentChanges, type ChangeFeed } from '../../src/db/change-feed.js';
+import { listenForChanges, type ChangeFeed } from '../../src/db/change-feed.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { insertCatalog } from '../helpers/content.js';
+import { signIn } from '../helpers/sessions.js';
 import { signToken } from '../helpers/tokens.js';
 
 /** Polls `probe` until it returns true, for at most `ms`; the notification takes a moment. */
@@ -16,20 +17,20 @@ async function eventually(probe: () => Promise<boolean> | boolean, ms = 3000): P
 }
 
 /**
- * True once `check` passes while anon may not execute `fn`: the answer came from memory. A
- * notification of an earlier test may still land and empty the cache once, hence the retries
+ * True once `check` passes while no request role may execute `fn`: the answer came from memory.
+ * A notification of an earlier test may still land and empty the cache once, hence the retries
  * (each warms the cache first).
  */
 async function answeredWithout(t: TestApp, fn: string, check: () => Promise<boolean>): Promise<boolean> {
   return eventually(async () => {
     await check(); // warm
-    await t.db.sql.unsafe(`revoke execute on function ${fn} from anon`);
+    await t.db.sql.unsafe(`revoke execute on function ${fn} from anon, authenticated`);
     try {
       return await check();
     } catch {
       return false; // went to the database: 403, which the contract checker rejects
     } finally {
-      await t.db.sql.unsafe(`grant execute on function ${fn} to anon`);
+      await t.db.sql.unsafe(`grant execute on function ${fn} to anon, authenticated`);
     }
   });
 }
@@ -40,13 +41,13 @@ describe('content change feed and the public reads answered from memory', () => 
   beforeAll(async () => {
     t = await createTestApp({ DB_LISTEN_CHANGES: 'true' });
     await insertCatalog(t.db.sql, { domains: [{ slug: 'data' }] });
-    feed = listenForContentChanges({ url: t.db.url, connectTimeoutSeconds: 2, retryMs: 100 });
+    feed = listenForChanges({ url: t.db.url, connectTimeoutSeconds: 2, retryMs: 100 });
     expect(await eventually(() => feed.epoch() !== null)).toBe(true);
     // The app's own feed (created with its rpc adapter) has run its LISTEN too.
     const listening = async () =>
       (await t.db.sql`select count(*)::int as n from pg_stat_activity
         where application_name = 'sparkpath-api-listen' and datname = current_database()
-          and query = 'listen sparkpath_content'`)[0].n === 2;
+          and query = 'listen sparkpath_sessions'`)[0].n === 2;
     expect(await eventually(listening)).toBe(true);
   });
   afterAll(async () => {
@@ -60,6 +61,7 @@ describe('content change feed and the public reads answered from memory', () => 
       t.db.sql`update app.journey_statuses set label = label where value = 'paused'`,
       t.db.sql`update app.learning_verbs set label = label where value = 'started'`,
       t.db.sql`update app.snapshots set description = description`,
+      t.db.sql`update app.snapshot_rollups set facets = facets`,
     ];
     for (const write of writes) {
       const before = feed.epoch();
@@ -102,13 +104,47 @@ describe('content change feed and the public reads answered from memory', () => 
     expect(await eventually(async () => (await slugs()).join() === 'data,web')).toBe(true);
   });
 
-  it('a caller with a token is still checked in the database while the anonymous answer is in memory', async () => {
+  it('a caller whose session the database refuses is refused, although the answer is in memory', async () => {
     expect((await t.app.request('/metadata')).status).toBe(200);
     expect((await t.app.request('/metadata')).status).toBe(200);
     // A token of this API naming a session that does not exist (signed out, or never was).
     const token = await signToken({ extra: { iss: 'sparkpath' }, session_id: crypto.randomUUID() });
     const refused = await t.app.request('/metadata', { headers: { Authorization: `Bearer ${token}` } });
     expect(refused.status).toBe(401);
+  });
+
+  const currentSnapshot = (headers: Record<string, string>) => t.app.request('/snapshots/current', { headers });
+
+  it('a signed-in caller reads from memory while its session is vouched for; a logout here refuses the token at once', async () => {
+    const session = await signIn(t);
+    const current = await currentSnapshot(session.bearer);
+    expect(current.status).toBe(200);
+    const body = await current.text();
+    const fromMemory = async () => {
+      const again = await currentSnapshot(session.bearer);
+      return again.status === 200 && (await again.text()) === body;
+    };
+    expect(await answeredWithout(t, 'api.get_current_snapshot()', fromMemory)).toBe(true);
+
+    const logout = await t.app.request('/auth/logout', { method: 'POST', headers: session.bearer });
+    expect(logout.status).toBe(200);
+    expect((await currentSnapshot(session.bearer)).status).toBe(401);
+    expect((await t.app.request('/metadata', { headers: session.bearer })).status).toBe(401);
+  });
+
+  it('a session ended elsewhere is refused as soon as the notice arrives, well before a vouch runs out (5 s)', async () => {
+    const session = await signIn(t);
+    const other = await signIn(t);
+    expect((await currentSnapshot(session.bearer)).status).toBe(200);
+    expect((await currentSnapshot(other.bearer)).status).toBe(200);
+    const heard: string[] = [];
+    feed.onSessionChange((sessionId) => heard.push(sessionId));
+
+    // Another instance, the cleanup routine or an operator ends it.
+    await t.db.sql`update app.sessions set active = false, ended_at = now(), end_reason = 'logout' where id = ${session.sessionId}`;
+    expect(await eventually(async () => (await currentSnapshot(session.bearer)).status === 401, 1500)).toBe(true);
+    expect(heard).toContain(session.sessionId);
+    expect((await currentSnapshot(other.bearer)).status).toBe(200);
   });
 
   it('listens again with a new epoch when its connection is killed', async () => {
@@ -121,7 +157,7 @@ describe('content change feed and the public reads answered from memory', () => 
   });
 
   it('does not vouch while it cannot listen', async () => {
-    const unreachable = listenForContentChanges({ url: 'postgres://nobody@127.0.0.1:1/none', connectTimeoutSeconds: 1, retryMs: 50 });
+    const unreachable = listenForChanges({ url: 'postgres://nobody@127.0.0.1:1/none', connectTimeoutSeconds: 1, retryMs: 50 });
     try {
       await sleep(300);
       expect(unreachable.epoch()).toBeNull();
