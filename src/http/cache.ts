@@ -8,6 +8,18 @@ import { sendJsonText } from './respond.js';
 export const CURRENT_SNAPSHOT_CACHE = 'public, max-age=60';
 /** A snapshot named by id never changes. */
 export const PINNED_SNAPSHOT_CACHE = 'public, max-age=3600';
+/**
+ * The same for routes that need a token: shared caches must not keep them, the caller's own
+ * cache may (and revalidates reads of the current snapshot every time: a 304 is cheap).
+ */
+export const PRIVATE_CURRENT_SNAPSHOT_CACHE = 'private, no-cache';
+export const PRIVATE_PINNED_SNAPSHOT_CACHE = 'private, max-age=3600';
+
+export interface SnapshotReaderOptions {
+  cache?: BodyCache;
+  /** The route needs a token: Cache-Control says private (the body itself is the same for all). */
+  privateToCaller?: boolean;
+}
 
 interface ResolvedSnapshot {
   snapshot_id: string | null;
@@ -86,7 +98,8 @@ export class BodyCache {
  * cache.
  *
  * 1. `api.resolve_snapshot` (one cheap indexed lookup) says which snapshot would answer.
- * 2. A matching If-None-Match gets 304 without running the content query.
+ * 2. A matching If-None-Match gets 304 without running the content query (`*` once the body
+ *    is known to exist).
  * 3. A body cached under the same tag is sent without running the content query.
  * 4. Otherwise `api.<fn>` runs pinned to that snapshot id, so the body always belongs to the
  *    snapshot the ETag names, even if a promote lands between the two calls.
@@ -95,7 +108,11 @@ export class BodyCache {
  *   const read = createSnapshotReader(rpc);
  *   router.openapi(route, (c) => read(c, 'list_domains', c.req.valid('query')));
  */
-export function createSnapshotReader(rpc: Rpc, cache: BodyCache = new BodyCache()) {
+export function createSnapshotReader(rpc: Rpc, options: SnapshotReaderOptions = {}) {
+  const cache = options.cache ?? new BodyCache();
+  const [current, pinned] = options.privateToCaller
+    ? [PRIVATE_CURRENT_SNAPSHOT_CACHE, PRIVATE_PINNED_SNAPSHOT_CACHE]
+    : [CURRENT_SNAPSHOT_CACHE, PINNED_SNAPSHOT_CACHE];
   return async function sendSnapshotRead<F extends ApiFunctionName>(
     c: Context<AppEnv>,
     fn: F,
@@ -106,16 +123,20 @@ export function createSnapshotReader(rpc: Rpc, cache: BodyCache = new BodyCache(
     const etag = snapshotEtag(resolved.version, fn, args as Record<string, unknown>);
     const headers = {
       ETag: etag,
-      'Cache-Control': args.snapshot_id ? PINNED_SNAPSHOT_CACHE : CURRENT_SNAPSHOT_CACHE,
+      'Cache-Control': args.snapshot_id ? pinned : current,
     };
-    if (matchesIfNoneMatch(c.req.header('if-none-match'), etag)) {
-      return c.body(null, 304, headers) as never;
-    }
+    const condition = c.req.header('if-none-match');
+    // A tag names a body this server sent, so it is answered before the content query. `*` only
+    // asks whether a body exists, which the query (or a kept body) has to tell: an unknown slug
+    // stays a 404.
+    const wildcard = condition?.split(',').some((tag) => tag.trim() === '*') ?? false;
+    if (!wildcard && matchesIfNoneMatch(condition, etag)) return c.body(null, 304, headers) as never;
     let body = cache.get(etag);
     if (body === undefined) {
       body = await rpc.call(fn, { ...args, snapshot_id: resolved.snapshot_id ?? undefined }, db);
       cache.set(etag, body);
     }
+    if (wildcard) return c.body(null, 304, headers) as never;
     return sendJsonText(c, body, 200, headers);
   };
 }

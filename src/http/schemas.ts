@@ -104,3 +104,8 @@ export const HealthSchema = z
     checks: z.object({ database: z.enum(['ok', 'unavailable']) }),
   })
   .openapi('Health');
+
+/** The 304 of the snapshot reads (src/http/cache.ts). */
+export const notModified = {
+  description: 'Not modified: the If-None-Match tag still names this response (no body).',
+} as const;

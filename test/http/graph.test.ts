@@ -68,7 +68,7 @@ describe('graph routes', () => {
   it('GET /graph/sparks/{slug} returns ancestors to depth 3 by default, each at its shortest depth', async () => {
     const { res, body } = await get('/graph/sparks/recursion');
     expect(res.status).toBe(200);
-    expect(res.headers.get('cache-control')).toBe('private, no-store');
+    expect(res.headers.get('cache-control')).toBe('private, no-cache');
     expect(SparkGraphSchema.parse(body)).toBeTruthy();
     expect(body.root_id).toBe(c.id('spark', 'recursion'));
     expect(body.direction).toBe('ancestors');
@@ -112,9 +112,46 @@ describe('graph routes', () => {
     expect((await get('/graph/sparks/Not_A_Slug')).res.status).toBe(400);
   });
 
+  it('GET /graph/sparks/{slug} is snapshot content: ETag, 304, private caching, and the body kept in memory', async () => {
+    const path = '/graph/sparks/recursion?direction=both&max_depth=2';
+    const first = await t.app.request(path, { headers: user.headers });
+    expect(first.status).toBe(200);
+    const etag = first.headers.get('etag')!;
+    expect(etag).toMatch(/^"[\w-]+"$/);
+    const body = await first.text();
+    const revalidated = await t.app.request(path, { headers: { ...user.headers, 'If-None-Match': etag } });
+    expect(revalidated.status).toBe(304);
+    expect(await revalidated.text()).toBe('');
+
+    // Kept in memory: answered while no request role may run the traversal.
+    await t.db.sql`revoke execute on function api.get_spark_graph(text, text, integer, uuid) from anon, authenticated`;
+    try {
+      const again = await t.app.request(path, { headers: user.headers });
+      expect(again.status).toBe(200);
+      expect(await again.text()).toBe(body);
+      expect(again.headers.get('etag')).toBe(etag);
+    } finally {
+      await t.db.sql`grant execute on function api.get_spark_graph(text, text, integer, uuid) to anon, authenticated`;
+    }
+
+    const pinned = await t.app.request(`${path}&snapshot_id=${c.snapshotId}`, { headers: user.headers });
+    expect(pinned.status).toBe(200);
+    expect(pinned.headers.get('cache-control')).toBe('private, max-age=3600');
+    expect(await pinned.text()).toBe(body);
+    // `*` asks whether a body exists: never a 304 for a slug that names no spark.
+    const unknown = await t.app.request('/graph/sparks/no-such-spark', { headers: { ...user.headers, 'If-None-Match': '*' } });
+    expect(unknown.status).toBe(404);
+    const known = await t.app.request('/graph/sparks/island', { headers: { ...user.headers, 'If-None-Match': '*' } });
+    expect(known.status).toBe(304);
+    // Still a signed-in route, cached body or not.
+    expect((await t.app.request(path)).status).toBe(401);
+  });
+
   it('GET /graph/path orders every prerequisite before its dependants with the documented tie-break', async () => {
     const { res, body } = await get('/graph/path?target=recursion');
     expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('private, no-store'); // it depends on the caller
+    expect(res.headers.get('etag')).toBeNull();
     expect(LearningPathSchema.parse(body)).toBeTruthy();
     // Round 0: types, variables (by title); round 1: conditionals; round 2: loops; then functions, recursion.
     expect(body.path.map((s: { slug: string }) => s.slug)).toEqual(['types', 'variables', 'conditionals', 'loops', 'functions', 'recursion']);
@@ -159,6 +196,8 @@ describe('graph routes', () => {
   it('GET /graph/links/sparks lists every link type, paginated, ordered by source then target title', async () => {
     const { res, body } = await get('/graph/links/sparks');
     expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('private, no-cache');
+    expect(res.headers.get('etag')).toBeTruthy();
     expect(SparkLinksSchema.parse(body)).toBeTruthy();
     expect(body.meta).toEqual({ total: 8, page: 1, per_page: 20, total_pages: 1, has_next: false, has_prev: false });
     expect(body.data.map((l: { source: { slug: string }; target: { slug: string } }) => `${l.source.slug}>${l.target.slug}`)).toEqual([

@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { booleanQuery, commonErrors, Difficulty, errorResponse, intQuery, jsonContent, pageQuery, Slug, Text } from '../../http/schemas.js';
+import { booleanQuery, commonErrors, Difficulty, errorResponse, intQuery, jsonContent, notModified, pageQuery, Slug, Text } from '../../http/schemas.js';
 import {
   BrowseDomain,
   DiscoveryAllList,
@@ -7,7 +7,6 @@ import {
   DiscoveryTrail,
   Facets,
   listOf,
-  notModified,
   SnapshotIdQuery,
   Spark,
 } from './discovery.schemas.js';

@@ -143,7 +143,3 @@ export const RelatedDomains = z
     meta: z.strictObject({ total: Count, page: z.number().int(), per_page: z.number().int() }),
   })
   .openapi('RelatedDomains');
-
-export const notModified = {
-  description: 'Not modified: the If-None-Match tag still names this response (no body).',
-} as const;

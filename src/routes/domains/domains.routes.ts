@@ -1,12 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { commonErrors, errorResponse, intQuery, jsonContent, pageQuery } from '../../http/schemas.js';
+import { commonErrors, errorResponse, intQuery, jsonContent, notModified, pageQuery } from '../../http/schemas.js';
 import {
   DiscoveryDomain,
   DomainDetail,
   DomainSummary,
   DomainTrails,
   listOf,
-  notModified,
   RelatedDomains,
   SnapshotIdQuery,
 } from '../discovery/discovery.schemas.js';
