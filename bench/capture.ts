@@ -59,19 +59,30 @@ export function r2Script(statements: CapturedStatement[]): string {
   return statements.map((s) => `${bind(s.text, s.params)};\n`).join('');
 }
 
+/** The last dispatched call of a request: the endpoint's own function (earlier ones resolve the snapshot). */
+export function lastDispatch(statements: CapturedStatement[]): CapturedStatement | undefined {
+  return statements.filter((s) => s.text.includes('private.dispatch(') && s.params.length === 4).at(-1);
+}
+
+/** Who PostgREST would run a request as: the bearer token's payload, else anon. */
+export interface R1Caller {
+  role: 'anon' | 'authenticated';
+  claims: string | null;
+}
+
 /**
  * R1: PostgREST's transaction shape for the same api function: BEGIN; set_config(role, claims);
- * the call; COMMIT (four round trips). Undefined when the request did not go through dispatch.
+ * the call; COMMIT (four round trips), as `caller` (the API fetches caller-independent answers
+ * it keeps in memory as anon, which PostgREST would not).
  */
-export function r1Script(statements: CapturedStatement[]): string | undefined {
-  // The last dispatched call is the endpoint's own function (earlier ones resolve the snapshot).
-  const dispatch = statements.filter((s) => s.text.includes('private.dispatch(') && s.params.length === 4).at(-1);
-  if (!dispatch) return undefined;
+export function r1Script(dispatch: CapturedStatement, caller?: R1Caller): string {
   const [role, claims, call, args] = dispatch.params;
   const callText = unquote(call).replace(/\$1/g, `(${args}::jsonb)`);
+  const roleLiteral = caller ? quote(caller.role) : role;
+  const claimsLiteral = caller ? (caller.claims === null ? "''" : quote(caller.claims)) : claims === 'NULL' ? "''" : claims;
   return [
     'BEGIN;',
-    `select pg_catalog.set_config('role', ${role}, true), pg_catalog.set_config('request.jwt.claims', ${claims === 'NULL' ? "''" : claims}, true);`,
+    `select pg_catalog.set_config('role', ${roleLiteral}, true), pg_catalog.set_config('request.jwt.claims', ${claimsLiteral}, true);`,
     `select (${callText})::text;`,
     'COMMIT;',
     '',

@@ -17,10 +17,11 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
+import { decodeJwt } from 'jose';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.js';
 import { prepareDatabase } from '../src/db/database.js';
 import { freePort, withDatabase } from '../scripts/test-database.js';
-import { PgLogTap, needsSimpleProtocol, r1Script, r2Script, unquote, type CapturedStatement } from './capture.js';
+import { PgLogTap, lastDispatch, needsSimpleProtocol, r1Script, r2Script, unquote, type CapturedStatement, type R1Caller } from './capture.js';
 import { apiPoolSettings, requestKey, type ReplayStatement } from './passthrough.js';
 import { FAMILIES, type Family, type RequestSpec } from './endpoints.js';
 import { BENCH_JWT_SECRET, BENCH_SERVICE_SECRET, VARIANTS, sampleFixtures, type Fixtures } from './fixtures.js';
@@ -329,6 +330,7 @@ async function prepareFamily(family: Family, fixtures: Fixtures, api: Api, tap: 
   const r1: string[] = [];
   const r2: string[] = [];
   const r4: Record<string, ReplayStatement[]> = {};
+  const dispatchedFor = new Map<string, CapturedStatement>();
   let cached = false;
   for (const request of requests) {
     // Twice: the first request shows every statement (cold), the second what the API sends in
@@ -346,8 +348,13 @@ async function prepareFamily(family: Family, fixtures: Fixtures, api: Api, tap: 
       text: x.text,
       params: x.params.map((literal) => (literal === 'NULL' ? null : unquote(literal))),
     }));
-    const one = r1Script(cold);
-    if (one) r1.push(one);
+    // A variant answered from memory on its first request (an earlier variant asked the same
+    // call) replays that variant's call, as this variant's caller.
+    const dispatch = lastDispatch(cold) ?? dispatchedFor.get(`${request.method} ${request.path}`);
+    if (dispatch) {
+      dispatchedFor.set(`${request.method} ${request.path}`, dispatch);
+      r1.push(r1Script(dispatch, r1Caller(request)));
+    }
   }
   const protocol = [...r1, ...r2].some(needsSimpleProtocol) ? 'simple' : 'prepared';
   const notes = [];
@@ -364,6 +371,12 @@ async function prepareFamily(family: Family, fixtures: Fixtures, api: Api, tap: 
     r4,
     note: notes.length ? notes.join('; ') : undefined,
   };
+}
+
+/** PostgREST runs a request with a bearer token as `authenticated` with its payload as claims. */
+function r1Caller(request: RequestSpec): R1Caller {
+  const bearer = /^Bearer (.+)$/.exec(request.headers?.Authorization ?? '')?.[1];
+  return bearer ? { role: 'authenticated', claims: JSON.stringify(decodeJwt(bearer)) } : { role: 'anon', claims: null };
 }
 
 /** Sends one request and returns the statements the API sent for it (or the HTTP status on failure). */

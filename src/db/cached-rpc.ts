@@ -14,7 +14,16 @@ export const CACHEABLE_CALLS: ReadonlySet<ApiFunctionName> = new Set<ApiFunction
   'get_current_snapshot', // app.snapshots, app.snapshot_rollups (content rows never change)
 ]);
 
-/** What every kept answer is fetched as: the answers do not depend on the caller. */
+/**
+ * The api functions whose answers depend only on the caller's claims and on their session and
+ * user rows, which notify sparkpath_sessions (20261123000000_session_vouching.sql). They are
+ * kept per token, with its vouch, and go when it goes.
+ */
+export const PER_SESSION_CALLS: ReadonlySet<ApiFunctionName> = new Set<ApiFunctionName>([
+  'get_session', // app.users, app.sessions (the caller's rows) and the claims
+]);
+
+/** What every shared answer is fetched as: the answers do not depend on the caller. */
 const ANONYMOUS_CALLER: DbCaller = { role: 'anon', claims: null };
 
 export interface CachedRpcOptions {
@@ -47,6 +56,9 @@ export type CachedRpc<R extends Rpc> = R & { forgetSessions(): void };
  *   session's lifetime, and no notice about its session arrived since. A logout through this
  *   process (forgetSessions) or anywhere else (NOTIFY sparkpath_sessions) ends the vouch; a
  *   caller that is not vouched for goes to the database, which refuses it as before.
+ * - The per-session calls (GET /auth/session) are kept per token while it is vouched for, and
+ *   dropped with the vouch: after at most `maxVouchMs`, or on a notice about the session or
+ *   its user's profile.
  * - Concurrent misses share one database call; failures are never kept.
  */
 export function cachePublicCalls<R extends Rpc>(rpc: R, feed: ChangeFeed, options: CachedRpcOptions = {}): CachedRpc<R> {
@@ -58,8 +70,9 @@ export function cachePublicCalls<R extends Rpc>(rpc: R, feed: ChangeFeed, option
 
   let keptEpoch: number | null = null;
   const kept = new Map<string, Promise<string>>();
-  // By the verified claims text: which session they name and until when they pass.
-  const vouches = new Map<string, { sessionId: string | null; until: number }>();
+  // By the verified claims text: which session they name, until when they pass, and the
+  // per-session answers kept for them.
+  const vouches = new Map<string, Vouch>();
   const checking = new Map<string, Promise<boolean>>();
   let sessionNotices = 0;
 
@@ -108,7 +121,7 @@ export function cachePublicCalls<R extends Rpc>(rpc: R, feed: ChangeFeed, option
     // Kept only if nothing about sessions was heard while asking: the answer may predate it.
     if (sessionNotices === noticesBefore && feed.epoch() === epoch) {
       if (vouches.size >= maxVouches) vouches.delete(vouches.keys().next().value!);
-      vouches.set(claims, { sessionId: sessionIdOf(claims), until: askedAt + Math.min(seconds * 1000, maxVouchMs) });
+      vouches.set(claims, { sessionId: sessionIdOf(claims), until: askedAt + Math.min(seconds * 1000, maxVouchMs), answers: new Map() });
     }
     return true;
   }
@@ -126,17 +139,46 @@ export function cachePublicCalls<R extends Rpc>(rpc: R, feed: ChangeFeed, option
     return pending;
   }
 
+  /**
+   * A per-session answer, fetched as the caller and kept with its vouch. A notice about the
+   * session drops the vouch and everything kept with it, even an answer still on its way.
+   */
+  function rememberedFor(claims: string, fn: ApiFunctionName, args: unknown, caller: DbCaller): Promise<string> {
+    const vouch = vouches.get(claims);
+    if (!vouch) return rpc.call(fn, args as never, caller); // passed, but not kept (a notice overtook it)
+    const key = `${fn} ${JSON.stringify(args)}`;
+    const hit = vouch.answers.get(key);
+    if (hit) return hit;
+    const answer = rpc.call(fn, args as never, caller);
+    vouch.answers.set(key, answer);
+    answer.catch(() => {
+      if (vouch.answers.get(key) === answer) vouch.answers.delete(key);
+    });
+    return answer;
+  }
+
   const call = <F extends ApiFunctionName>(fn: F, args: ApiArgs<F>, caller: DbCaller): Promise<string> => {
     const epoch = feed.epoch();
-    if (epoch === null || !CACHEABLE_CALLS.has(fn)) return rpc.call(fn, args, caller);
+    const shared = CACHEABLE_CALLS.has(fn);
+    if (epoch === null || !(shared || PER_SESSION_CALLS.has(fn))) return rpc.call(fn, args, caller);
     startEpoch(epoch);
-    if (caller.claims === null) return caller.role === 'anon' ? remembered(fn, args) : rpc.call(fn, args, caller);
+    const { claims } = caller;
+    if (claims === null) return shared && caller.role === 'anon' ? remembered(fn, args) : rpc.call(fn, args, caller);
     if (!sessionCheck) return rpc.call(fn, args, caller);
-    return vouchedFor(caller.claims, epoch, sessionCheck).then((vouched) => (vouched ? remembered(fn, args) : rpc.call(fn, args, caller)));
+    return vouchedFor(claims, epoch, sessionCheck).then((vouched) => {
+      if (!vouched) return rpc.call(fn, args, caller);
+      return shared ? remembered(fn, args) : rememberedFor(claims, fn, args, caller);
+    });
   };
 
   // Everything else (ping, close, the adapter's pool) stays the wrapped adapter's own.
   return Object.assign(Object.create(rpc) as R, { call, forgetSessions: () => forgetSessions() });
+}
+
+interface Vouch {
+  sessionId: string | null;
+  until: number;
+  answers: Map<string, Promise<string>>;
 }
 
 function sessionIdOf(claims: string): string | null {

@@ -10,7 +10,8 @@
 --    the two cannot disagree.
 -- 2. NOTIFY sparkpath_sessions (payload: the session id) after any change to a session row, so
 --    the API drops what it holds for that session as soon as the change commits (a logout, a
---    refresh-token reuse, the cleanup routine, an operator's UPDATE).
+--    refresh-token reuse, the cleanup routine, an operator's UPDATE); and for each live session
+--    of a user whose profile changes, since the API keeps GET /auth/session's answer too.
 --
 -- The API never holds an answer longer than a few seconds either (src/db/cached-rpc.ts), so even
 -- a notification that never arrives delays a logout by at most that long.
@@ -120,6 +121,31 @@ create trigger sessions_notify_session_changed
 create trigger sessions_notify_sessions_truncated
   after truncate on app.sessions
   for each statement execute function private.notify_session_changed();
+
+-- private.notify_user_sessions_changed
+-- Purpose: NOTIFY sparkpath_sessions for every live session of a user whose profile row
+--          changed: GET /auth/session shows the profile, and the API keeps that answer with the
+--          session's vouch (a sign-in at another device updates the profile too).
+create function private.notify_user_sessions_changed()
+returns trigger
+language plpgsql
+set search_path = ''
+as $$
+begin
+  perform pg_catalog.pg_notify('sparkpath_sessions', s.id::text)
+  from app.sessions s
+  where s.user_id = new.id and s.active;
+  return null;
+end
+$$;
+comment on function private.notify_user_sessions_changed() is
+  'Trigger: NOTIFY sparkpath_sessions with the id of each live session of a user whose profile changed.';
+revoke all on function private.notify_user_sessions_changed() from public, anon, authenticated, service_role;
+
+-- A deleted user's sessions go with it (on delete cascade) and notify themselves.
+create trigger users_notify_sessions_changed
+  after update on app.users
+  for each row execute function private.notify_user_sessions_changed();
 
 -- get_current_snapshot reads the rollup row's entity counts.
 create trigger snapshot_rollups_notify_content_changed

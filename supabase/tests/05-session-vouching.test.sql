@@ -3,7 +3,7 @@
 -- reads the API keeps in memory answer every caller alike, so one answer may serve them all.
 -- That notifications reach the API after commit is tested in test/http/content-change-feed.test.ts.
 begin;
-select plan(27);
+select plan(30);
 
 insert into app.users (id, provider, provider_user_id, email, last_login_provider) values
   ('aaaaaaaa-0000-4000-8000-000000000001', 'dev', 'alice', 'alice@example.com', 'dev'),
@@ -81,6 +81,16 @@ select lives_ok($$ update app.sessions set last_activity_at = now() where id = '
   'an update of a session succeeds with the trigger in place');
 select lives_ok($$ delete from app.sessions where id = 'bbbbbbbb-0000-4000-8000-000000000005' $$,
   'a delete of a session succeeds with the trigger in place');
+
+-- A profile change notifies each live session of that user (GET /auth/session shows the profile).
+select is((select t.tgtype::int from pg_trigger t
+           where t.tgrelid = 'app.users'::regclass and t.tgfoid = 'private.notify_user_sessions_changed()'::regprocedure),
+  17, 'app.users notifies after every update (per row: 1 + 16)');
+select ok(not has_function_privilege('anon', 'private.notify_user_sessions_changed()', 'execute')
+          and not has_function_privilege('authenticated', 'private.notify_user_sessions_changed()', 'execute'),
+  'request roles cannot call the profile trigger function');
+select lives_ok($$ update app.users set display_name = 'Alice' where id = 'aaaaaaaa-0000-4000-8000-000000000001' $$,
+  'a profile update succeeds with the trigger in place');
 
 -- The reads kept in memory (src/db/cached-rpc.ts CACHEABLE_CALLS) answer anon and any
 -- authenticated caller alike, so an answer fetched as anon may serve a signed-in user.

@@ -303,3 +303,53 @@ describe('cachePublicCalls with session vouching', () => {
     expect(oracle.asked).toEqual([USER_A.claims, USER_B.claims, USER_A.claims]);
   });
 });
+
+describe('cachePublicCalls: per-session answers (GET /auth/session)', () => {
+  it('keeps the answer per token, fetched as the caller, while the token is vouched for', async () => {
+    const { db, rpc } = vouchingSetup();
+    expect(await rpc.call('get_session', {}, USER_A)).toBe('get_session#1');
+    expect(await rpc.call('get_session', {}, USER_A)).toBe('get_session#1');
+    expect(await rpc.call('get_session', {}, USER_B)).toBe('get_session#2');
+    expect(db.callers).toEqual([USER_A, USER_B]);
+  });
+
+  it('drops it with the vouch: a notice about the session, or maxVouchMs later', async () => {
+    const { feed, clock, rpc } = vouchingSetup({ maxVouchMs: 5000 });
+    await rpc.call('get_session', {}, USER_A);
+    await rpc.call('get_session', {}, USER_B);
+    feed.notify('s-a'); // e.g. the user's profile changed, or the session ended
+    expect(await rpc.call('get_session', {}, USER_A)).toBe('get_session#3');
+    expect(await rpc.call('get_session', {}, USER_B)).toBe('get_session#2');
+    clock.now = 5000;
+    expect(await rpc.call('get_session', {}, USER_B)).toBe('get_session#4');
+  });
+
+  it('an answer still on its way when the notice arrives is not served afterwards', async () => {
+    const { db, feed, rpc } = vouchingSetup();
+    await rpc.call('get_metadata', {}, USER_A); // vouched
+    db.holdNext();
+    const slow = rpc.call('get_session', {}, USER_A);
+    await Promise.resolve();
+    feed.notify('s-a');
+    db.release();
+    expect(await slow).toBe('get_session#2');
+    expect(await rpc.call('get_session', {}, USER_A)).toBe('get_session#3');
+  });
+
+  it('keeps no failure, and nothing for a caller the check refuses or without a session check', async () => {
+    const { db, oracle, rpc } = vouchingSetup();
+    db.failNext();
+    await expect(rpc.call('get_session', {}, USER_A)).rejects.toThrow('down');
+    expect(await rpc.call('get_session', {}, USER_A)).toBe('get_session#2');
+    oracle.answer(USER_B, null);
+    await rpc.call('get_session', {}, USER_B);
+    await rpc.call('get_session', {}, USER_B);
+    expect(db.callers.slice(-2)).toEqual([USER_B, USER_B]);
+
+    const plain = countingRpc();
+    const unchecked = cachePublicCalls(plain.rpc, manualFeed());
+    await unchecked.call('get_session', {}, USER_A);
+    await unchecked.call('get_session', {}, USER_A);
+    expect(plain.calls).toHaveLength(2);
+  });
+});

@@ -147,6 +147,20 @@ describe('content change feed and the public reads answered from memory', () => 
     expect((await currentSnapshot(other.bearer)).status).toBe(200);
   });
 
+  it('GET /auth/session is kept per token: a profile change shows once notified, a logout here at once', async () => {
+    const session = await signIn(t);
+    const state = async () => (await (await t.app.request('/auth/session', { headers: session.bearer })).json()) as { authenticated: boolean; user: { display_name: string } | null };
+    expect((await state()).user?.display_name).toBe('Tess');
+    expect(await answeredWithout(t, 'api.get_session()', async () => (await state()).user?.display_name === 'Tess')).toBe(true);
+
+    // A sign-in elsewhere (or an operator) changes the profile.
+    await t.db.sql`update app.users set display_name = 'Tess Renamed' where id = ${session.userId}`;
+    expect(await eventually(async () => (await state()).user?.display_name === 'Tess Renamed', 1500)).toBe(true);
+
+    expect((await t.app.request('/auth/logout', { method: 'POST', headers: session.bearer })).status).toBe(200);
+    expect(await state()).toEqual({ authenticated: false, user: null, session: null });
+  });
+
   it('listens again with a new epoch when its connection is killed', async () => {
     const before = feed.epoch();
     const killed = await t.db.sql`
