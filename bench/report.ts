@@ -318,12 +318,12 @@ the CPUs, so only ratios measured in the same run mean anything.
   costs the cheapest authenticated calls a little: \`GET /auth/session\` p95 at 8 connections was 3.7 and
   4.2 ms at pool 4 against 3.4 and 3.5 ms at pool 10 in back-to-back quick runs.
 
-## Why API÷R1 stays under 0.9 for the cheapest authenticated reads
+## Where API÷R1 stands, and why
 
-For calls that take Postgres a few microseconds (the current snapshot, the session; metadata and
-difficulty levels before they were answered from memory), every run saturates both cores, so the ratio compares whole-machine CPU per request:
-R1 pays pgbench (C, no HTTP) plus four statements in Postgres; the API pays wrk, an HTTP exchange and
-Node, plus one statement. Measured on this machine on 2026-11-22 (wrk, 32 connections, /metadata):
+For calls that take Postgres a few microseconds, every run saturates both cores, so the ratio compares
+whole-machine CPU per request: R1 pays pgbench (C, no HTTP) plus four statements in Postgres; the API
+pays wrk, an HTTP exchange and Node, plus one statement. Measured on this machine on 2026-11-22 (wrk,
+32 connections, /metadata):
 
 - Our layers without a database (the app with an rpc that answers at once) serve ~28k req/s against
   ~62k for a bare Hono route returning the same body: about 20 µs of middleware per request
@@ -335,16 +335,20 @@ Node, plus one statement. Measured on this machine on 2026-11-22 (wrk, 32 connec
   is in the targets table.
 - Levers in place: one statement per request (the dispatcher), the body passed through as text, the
   GET fast path of @hono/node-server, the verified-JWT cache, pipelining (depth 2), the ETag body
-  cache for catalog reads, and public reads from memory until a change is notified (README, "Public
-  reads from memory"): metadata, difficulty levels and which snapshot answers a catalog read cost an
-  anonymous caller no database call, which is why those rows show API÷R1 above 1. That ratio then
-  measures the cache, not the call path: R1 still runs the function every time, as PostgREST would.
-  Nothing is served from memory while the API's listening connection is down, so an outage still
-  answers 503 (the reliability suite's outage test runs with it on).
-- Not taken: the current snapshot and the session are authenticated reads, and every request with a
-  token is checked against its session in the database (a revoked session is refused at once), so
-  they keep their database call. A second Node process (\`node:cluster\`) would add the one core
-  Node cannot use, but doubles the API's memory past the 200 MB target.
+  cache for snapshot content (catalog reads, and since 2026-11-23 the graph and spark-link reads), and
+  answers kept in memory until a change is notified (README, "Public reads from memory"): metadata,
+  difficulty levels, the current snapshot and which snapshot answers a read, for every caller; and
+  \`GET /auth/session\` per token. A caller with a token is served from memory only while the database's
+  own session check, asked ahead (\`private.request_live_for\`), vouches for its session: for at most
+  5 s, and no longer than a notice about the session (NOTIFY sparkpath_sessions) or a logout through
+  the same instance. Rows answered from memory show API÷R1 far above 1; that ratio then measures the
+  caches, not the call path: R1 still runs the function every time, as PostgREST would. Nothing is
+  served from memory while the API's listening connection is down, so an outage still answers 503
+  (the reliability suite's outage test runs with it on).
+- Not taken: the journeys reads and the learning path depend on the caller's own learning events,
+  which change with every \`POST /user/me/events\`, so they keep their database call every time. A
+  second Node process (\`node:cluster\`) would add the one core Node cannot use, but doubles the API's
+  memory past the 200 MB target.
 
 ## Reliability suite
 
