@@ -15,13 +15,21 @@ export const CACHEABLE_CALLS: ReadonlySet<ApiFunctionName> = new Set<ApiFunction
 ]);
 
 /**
- * The api functions whose answers depend only on the caller's claims and on their session and
- * user rows, which notify sparkpath_sessions (20261123000000_session_vouching.sql). They are
- * kept per token, with its vouch, and go when it goes.
+ * The api functions whose answers depend on snapshot content (sparkpath_content) and on the
+ * caller: its claims, its session and profile rows (sparkpath_sessions, the session id) and its
+ * enrollments and learning events (sparkpath_sessions 'user:<id>',
+ * 20261123000100_user_progress_notify.sql). They are kept per token, with its vouch, and go
+ * when it goes.
  */
-export const PER_SESSION_CALLS: ReadonlySet<ApiFunctionName> = new Set<ApiFunctionName>([
-  'get_session', // app.users, app.sessions (the caller's rows) and the claims
+export const PER_CALLER_CALLS: ReadonlySet<ApiFunctionName> = new Set<ApiFunctionName>([
+  'get_session', // app.users, app.sessions
+  'list_user_journeys', // app.enrollments, app.learning_events, content
+  'get_user_journey', // app.enrollments, app.learning_events, content
+  'get_learning_path', // app.learning_events (mastered), content
 ]);
+
+/** The calls that write a caller's own progress: what this process keeps for that user goes at once. */
+export const CALLER_WRITES: ReadonlySet<ApiFunctionName> = new Set<ApiFunctionName>(['record_learning_event', 'enroll_in_trail']);
 
 /** What every shared answer is fetched as: the answers do not depend on the caller. */
 const ANONYMOUS_CALLER: DbCaller = { role: 'anon', claims: null };
@@ -39,6 +47,8 @@ export interface CachedRpcOptions {
   maxVouchMs?: number;
   /** Distinct tokens vouched for at once; the oldest goes first. */
   maxVouches?: number;
+  /** Characters of per-caller answers kept in all; past it the oldest tokens' answers go first. */
+  maxCallerChars?: number;
   now?: () => number;
 }
 
@@ -56,15 +66,17 @@ export type CachedRpc<R extends Rpc> = R & { forgetSessions(): void };
  *   session's lifetime, and no notice about its session arrived since. A logout through this
  *   process (forgetSessions) or anywhere else (NOTIFY sparkpath_sessions) ends the vouch; a
  *   caller that is not vouched for goes to the database, which refuses it as before.
- * - The per-session calls (GET /auth/session) are kept per token while it is vouched for, and
- *   dropped with the vouch: after at most `maxVouchMs`, or on a notice about the session or
- *   its user's profile.
+ * - The per-caller calls (the session, journeys, learning path) are kept per token while it is
+ *   vouched for, and dropped with the vouch: after at most `maxVouchMs`, or on a notice about
+ *   the session, its user's profile or progress. A write of the caller's progress through this
+ *   process drops them before it is answered, so the caller reads its own writes.
  * - Concurrent misses share one database call; failures are never kept.
  */
 export function cachePublicCalls<R extends Rpc>(rpc: R, feed: ChangeFeed, options: CachedRpcOptions = {}): CachedRpc<R> {
   const maxEntries = options.maxEntries ?? 256;
   const maxVouchMs = options.maxVouchMs ?? 5000;
   const maxVouches = options.maxVouches ?? 4096;
+  const maxCallerChars = options.maxCallerChars ?? 8 * 1024 * 1024;
   const now = options.now ?? (() => performance.now());
   const { sessionCheck } = options;
 
@@ -75,13 +87,24 @@ export function cachePublicCalls<R extends Rpc>(rpc: R, feed: ChangeFeed, option
   const vouches = new Map<string, Vouch>();
   const checking = new Map<string, Promise<boolean>>();
   let sessionNotices = 0;
+  let callerChars = 0; // of the per-caller answers that have arrived
 
-  /** A session changed (or, without an id, any may have): stop vouching for it. */
-  function forgetSessions(sessionId?: string) {
+  function drop(claims: string, vouch: Vouch) {
+    vouches.delete(claims);
+    callerChars -= vouch.chars;
+  }
+
+  /**
+   * A notice: a session id, 'user:<id>' (that user's progress or profile changed) or '*' (any
+   * may have). Whatever was vouched for or kept for it goes.
+   */
+  function forgetSessions(notice = '*') {
     sessionNotices++;
     checking.clear(); // a check already under way may have read the session before the change
-    if (sessionId === undefined || sessionId === '*') vouches.clear();
-    else for (const [claims, vouch] of vouches) if (vouch.sessionId === sessionId) vouches.delete(claims);
+    const userId = notice.startsWith('user:') ? notice.slice(5) : undefined;
+    for (const [claims, vouch] of vouches) {
+      if (notice === '*' || (userId === undefined ? vouch.sessionId === notice : vouch.userId === userId)) drop(claims, vouch);
+    }
   }
   feed.onSessionChange(forgetSessions);
 
@@ -90,6 +113,7 @@ export function cachePublicCalls<R extends Rpc>(rpc: R, feed: ChangeFeed, option
     // Session notices may have been missed while the feed was away: vouches go with the answers.
     kept.clear();
     vouches.clear();
+    callerChars = 0;
     keptEpoch = epoch;
   }
 
@@ -120,8 +144,20 @@ export function cachePublicCalls<R extends Rpc>(rpc: R, feed: ChangeFeed, option
     if (seconds === null || !(seconds > 0)) return false;
     // Kept only if nothing about sessions was heard while asking: the answer may predate it.
     if (sessionNotices === noticesBefore && feed.epoch() === epoch) {
-      if (vouches.size >= maxVouches) vouches.delete(vouches.keys().next().value!);
-      vouches.set(claims, { sessionId: sessionIdOf(claims), until: askedAt + Math.min(seconds * 1000, maxVouchMs), answers: new Map() });
+      const stale = vouches.get(claims);
+      if (stale) drop(claims, stale);
+      if (vouches.size >= maxVouches) {
+        const [oldest, vouch] = vouches.entries().next().value!;
+        drop(oldest, vouch);
+      }
+      const { session_id: sessionId, sub: userId } = JSON.parse(claims) as { session_id?: unknown; sub?: unknown };
+      vouches.set(claims, {
+        sessionId: typeof sessionId === 'string' ? sessionId : null,
+        userId: typeof userId === 'string' ? userId : null,
+        until: askedAt + Math.min(seconds * 1000, maxVouchMs),
+        answers: new Map(),
+        chars: 0,
+      });
     }
     return true;
   }
@@ -140,8 +176,8 @@ export function cachePublicCalls<R extends Rpc>(rpc: R, feed: ChangeFeed, option
   }
 
   /**
-   * A per-session answer, fetched as the caller and kept with its vouch. A notice about the
-   * session drops the vouch and everything kept with it, even an answer still on its way.
+   * A per-caller answer, fetched as the caller and kept with its vouch. A notice about the
+   * caller drops the vouch and everything kept with it, even an answer still on its way.
    */
   function rememberedFor(claims: string, fn: ApiFunctionName, args: unknown, caller: DbCaller): Promise<string> {
     const vouch = vouches.get(claims);
@@ -151,16 +187,47 @@ export function cachePublicCalls<R extends Rpc>(rpc: R, feed: ChangeFeed, option
     if (hit) return hit;
     const answer = rpc.call(fn, args as never, caller);
     vouch.answers.set(key, answer);
-    answer.catch(() => {
-      if (vouch.answers.get(key) === answer) vouch.answers.delete(key);
-    });
+    answer.then(
+      (body) => {
+        if (vouches.get(claims) !== vouch || vouch.answers.get(key) !== answer) return; // dropped meanwhile
+        vouch.chars += body.length;
+        callerChars += body.length;
+        keepWithinBudget(claims);
+      },
+      () => {
+        if (vouch.answers.get(key) === answer) vouch.answers.delete(key);
+      },
+    );
     return answer;
   }
 
+  /** Past the budget, the answers of the tokens vouched for longest ago go first (not `newest`'s). */
+  function keepWithinBudget(newest: string) {
+    for (const [claims, vouch] of vouches) {
+      if (callerChars <= maxCallerChars) return;
+      if (claims === newest || vouch.chars === 0) continue;
+      vouch.answers.clear();
+      callerChars -= vouch.chars;
+      vouch.chars = 0;
+    }
+  }
+
+  /** After a write of the caller's own progress: nothing kept for that user may be served. */
+  function afterCallerWrite(caller: DbCaller) {
+    const userId = caller.claims === null ? undefined : (JSON.parse(caller.claims) as { sub?: unknown }).sub;
+    forgetSessions(typeof userId === 'string' ? `user:${userId}` : '*');
+  }
+
   const call = <F extends ApiFunctionName>(fn: F, args: ApiArgs<F>, caller: DbCaller): Promise<string> => {
+    if (CALLER_WRITES.has(fn)) {
+      // Whether it succeeded or not (it may have committed before failing).
+      const written = rpc.call(fn, args, caller);
+      written.then(() => afterCallerWrite(caller), () => afterCallerWrite(caller));
+      return written;
+    }
     const epoch = feed.epoch();
     const shared = CACHEABLE_CALLS.has(fn);
-    if (epoch === null || !(shared || PER_SESSION_CALLS.has(fn))) return rpc.call(fn, args, caller);
+    if (epoch === null || !(shared || PER_CALLER_CALLS.has(fn))) return rpc.call(fn, args, caller);
     startEpoch(epoch);
     const { claims } = caller;
     if (claims === null) return shared && caller.role === 'anon' ? remembered(fn, args) : rpc.call(fn, args, caller);
@@ -177,11 +244,9 @@ export function cachePublicCalls<R extends Rpc>(rpc: R, feed: ChangeFeed, option
 
 interface Vouch {
   sessionId: string | null;
+  userId: string | null;
   until: number;
+  /** Per-caller answers, and the characters of those that have arrived. */
   answers: Map<string, Promise<string>>;
-}
-
-function sessionIdOf(claims: string): string | null {
-  const sessionId = (JSON.parse(claims) as { session_id?: unknown }).session_id;
-  return typeof sessionId === 'string' ? sessionId : null;
+  chars: number;
 }

@@ -164,7 +164,7 @@ function sessionOracle() {
   };
 }
 
-function vouchingSetup(options: { maxVouchMs?: number; maxVouches?: number } = {}) {
+function vouchingSetup(options: { maxVouchMs?: number; maxVouches?: number; maxCallerChars?: number } = {}) {
   const db = countingRpc();
   const feed = manualFeed();
   const oracle = sessionOracle();
@@ -289,7 +289,7 @@ describe('cachePublicCalls with session vouching', () => {
 
   it('never vouches for calls outside the cacheable set', async () => {
     const { db, oracle, rpc } = vouchingSetup();
-    await rpc.call('list_user_journeys', { status: undefined, sort: undefined }, USER_A);
+    await rpc.call('list_snapshots', { page: 1, per_page: 20 }, USER_A);
     expect(oracle.asked).toHaveLength(0);
     expect(db.callers).toEqual([USER_A]);
   });
@@ -304,7 +304,7 @@ describe('cachePublicCalls with session vouching', () => {
   });
 });
 
-describe('cachePublicCalls: per-session answers (GET /auth/session)', () => {
+describe('cachePublicCalls: per-caller answers (session, journeys, learning path)', () => {
   it('keeps the answer per token, fetched as the caller, while the token is vouched for', async () => {
     const { db, rpc } = vouchingSetup();
     expect(await rpc.call('get_session', {}, USER_A)).toBe('get_session#1');
@@ -351,5 +351,44 @@ describe('cachePublicCalls: per-session answers (GET /auth/session)', () => {
     await unchecked.call('get_session', {}, USER_A);
     await unchecked.call('get_session', {}, USER_A);
     expect(plain.calls).toHaveLength(2);
+  });
+});
+
+describe('cachePublicCalls: a caller\'s progress', () => {
+  const journeyArgs = { id: 'e1' };
+
+  it('keeps journeys and paths per token; a notice about the user drops only that user\'s', async () => {
+    const { feed, rpc } = vouchingSetup();
+    expect(await rpc.call('get_user_journey', journeyArgs, USER_A)).toBe('get_user_journey#1');
+    expect(await rpc.call('get_learning_path', { target: 't' }, USER_A)).toBe('get_learning_path#2');
+    expect(await rpc.call('get_user_journey', journeyArgs, USER_B)).toBe('get_user_journey#3');
+    expect(await rpc.call('get_user_journey', journeyArgs, USER_A)).toBe('get_user_journey#1');
+    feed.notify('user:u1'); // USER_A's sub: an event was recorded elsewhere
+    expect(await rpc.call('get_user_journey', journeyArgs, USER_A)).toBe('get_user_journey#4');
+    expect(await rpc.call('get_learning_path', { target: 't' }, USER_A)).toBe('get_learning_path#5');
+    expect(await rpc.call('get_user_journey', journeyArgs, USER_B)).toBe('get_user_journey#3');
+  });
+
+  it('a write of the caller\'s progress here drops what is kept for that user before it is answered, even when it fails', async () => {
+    const { db, rpc } = vouchingSetup();
+    await rpc.call('list_user_journeys', {}, USER_A);
+    await rpc.call('list_user_journeys', {}, USER_B);
+    await rpc.call('record_learning_event', { spark_id: 's', verb: 'started' }, USER_A);
+    expect(await rpc.call('list_user_journeys', {}, USER_A)).toBe('list_user_journeys#4');
+    expect(await rpc.call('list_user_journeys', {}, USER_B)).toBe('list_user_journeys#2');
+    db.failNext();
+    await expect(rpc.call('enroll_in_trail', { trail_id: 't' }, USER_B)).rejects.toThrow('down');
+    expect(await rpc.call('list_user_journeys', {}, USER_B)).toBe('list_user_journeys#6');
+    expect(db.callers.filter((caller) => caller === USER_A)).toHaveLength(3);
+  });
+
+  it('keeps at most maxCallerChars of answers, dropping those of the tokens vouched for longest ago', async () => {
+    const { rpc } = vouchingSetup({ maxCallerChars: 30 });
+    await rpc.call('get_session', {}, USER_A); // get_session#1: 13 characters
+    await rpc.call('get_session', {}, USER_B); // get_session#2
+    await rpc.call('list_user_journeys', {}, USER_A); // list_user_journeys#3: over budget, B's go
+    await Promise.resolve();
+    expect(await rpc.call('get_session', {}, USER_A)).toBe('get_session#1');
+    expect(await rpc.call('get_session', {}, USER_B)).toBe('get_session#4');
   });
 });

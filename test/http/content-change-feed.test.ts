@@ -170,6 +170,36 @@ describe('content change feed and the public reads answered from memory', () => 
     expect(await eventually(() => feed.epoch() !== null && feed.epoch() !== before)).toBe(true);
   });
 
+  it('a caller\'s journeys and path are kept; its own write here shows at once, one made elsewhere once notified', async () => {
+    const catalog = await insertCatalog(t.db.sql, {
+      domains: [{ slug: 'data', trails: [{ slug: 'sql', concepts: [{ slug: 'select', sparks: ['select-star', 'where'] }] }] }],
+    });
+    const session = await signIn(t);
+    const json = { ...session.bearer, 'content-type': 'application/json' };
+    // The promote above is notified; until then the journeys route may still see the old snapshot.
+    const enrolled = await t.app.request('/user/me/journeys', { method: 'POST', headers: json, body: JSON.stringify({ trail_id: catalog.id('trail', 'sql') }) });
+    expect(enrolled.status).toBe(201);
+    const journeyId = ((await enrolled.json()) as { id: string }).id;
+    const completed = async () => {
+      const response = await t.app.request(`/user/me/journeys/${journeyId}`, { headers: session.bearer });
+      return ((await response.json()) as { completed_sparks: number }).completed_sparks;
+    };
+    expect(await completed()).toBe(0);
+    expect(await answeredWithout(t, 'api.get_user_journey(uuid)', async () => (await completed()) === 0)).toBe(true);
+    const path = async () => ((await (await t.app.request('/graph/path?target=select-star', { headers: session.bearer })).json()) as { skipped_count: number }).skipped_count;
+    expect(await path()).toBe(0);
+
+    // Through this instance: the next read sees it, no waiting.
+    const event = { spark_id: catalog.id('spark', 'select-star'), verb: 'mastered' };
+    expect((await t.app.request('/user/me/events', { method: 'POST', headers: json, body: JSON.stringify(event) })).status).toBe(201);
+    expect(await completed()).toBe(1);
+    expect(await path()).toBe(1);
+
+    // Elsewhere (another instance, an import of events): once the notice arrives.
+    await t.db.sql`insert into app.learning_events (user_id, spark_id, verb) values (${session.userId}, ${catalog.id('spark', 'where')}, 'mastered')`;
+    expect(await eventually(async () => (await completed()) === 2, 1500)).toBe(true);
+  });
+
   it('does not vouch while it cannot listen', async () => {
     const unreachable = listenForChanges({ url: 'postgres://nobody@127.0.0.1:1/none', connectTimeoutSeconds: 1, retryMs: 50 });
     try {
