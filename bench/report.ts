@@ -338,17 +338,21 @@ pays wrk, an HTTP exchange and Node, plus one statement. Measured on this machin
   cache for snapshot content (catalog reads, and since 2026-11-23 the graph and spark-link reads), and
   answers kept in memory until a change is notified (README, "Public reads from memory"): metadata,
   difficulty levels, the current snapshot and which snapshot answers a read, for every caller; and
-  \`GET /auth/session\` per token. A caller with a token is served from memory only while the database's
-  own session check, asked ahead (\`private.request_live_for\`), vouches for its session: for at most
-  5 s, and no longer than a notice about the session (NOTIFY sparkpath_sessions) or a logout through
-  the same instance. Rows answered from memory show API÷R1 far above 1; that ratio then measures the
-  caches, not the call path: R1 still runs the function every time, as PostgREST would. Nothing is
-  served from memory while the API's listening connection is down, so an outage still answers 503
-  (the reliability suite's outage test runs with it on).
-- Not taken: the journeys reads and the learning path depend on the caller's own learning events,
-  which change with every \`POST /user/me/events\`, so they keep their database call every time. A
-  second Node process (\`node:cluster\`) would add the one core Node cannot use, but doubles the API's
-  memory past the 200 MB target.
+  per token the session, the journeys and the learning path. A caller with a token is served from
+  memory only while the database's own session check, asked ahead (\`private.request_live_for\`),
+  vouches for its session: for at most 5 s, and no longer than a notice about the session, its
+  user's profile or progress (NOTIFY sparkpath_sessions: a logout, an event recorded anywhere), or a
+  write through the same instance. Rows answered from memory show API÷R1 far above 1; that ratio then
+  measures the caches, not the call path: R1 still runs the function every time, as PostgREST would,
+  and R2 (the statement the API sends on a miss) is measured from the first request of each variant
+  where the family has no statement in steady state. Nothing is served from memory while the API's
+  listening connection is down, so an outage still answers 503 (the reliability suite's outage test
+  runs with it on).
+- What a benchmark of repeated reads does not show: a journey or path read right after the
+  caller's own event is a miss and costs the database statement (R2); so does the first read of
+  every token within a 5 s window (one extra \`private.request_live_for\` call). A second Node process
+  (\`node:cluster\`) would add the one core Node cannot use, but doubles the API's memory past the
+  200 MB target.
 
 ## Reliability suite
 
