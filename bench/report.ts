@@ -270,12 +270,13 @@ the CPUs, so only ratios measured in the same run mean anything.
 - **R1 and R2 replay the same variants.** Before the runs the bench switches on \`log_statement=all\` for
   a moment, sends each variant twice and captures from the Postgres log exactly the statements and bind
   parameters the API sent (\`bench/capture.ts\`). R2 replays the second (steady-state) request's
-  statements verbatim with pgbench (\`-M prepared\`, one script file per variant). Discovery and domain
-  reads are served from the API's ETag body cache after the first request, and which snapshot answers
-  (\`api.resolve_snapshot\`) and the metadata enumerations are kept in memory until a change is
-  notified (README, "Public reads from memory"), so for anonymous callers their steady state sends no
-  statement at all: there is no R2 for them, R4 is the bare stack without a query, and API÷R1 above 1
-  shows what the caches buy over PostgREST. R1 takes the endpoint's own function call (the last dispatched call of the first
+  statements verbatim with pgbench (\`-M prepared\`, one script file per variant). Discovery, domain
+  and graph reads are served from the API's ETag body cache after the first request, and which
+  snapshot answers (\`api.resolve_snapshot\`), the metadata enumerations, the current snapshot and, per
+  token, the session, journeys and path are kept in memory until a change is notified (README,
+  "Reads from memory"), so their steady state sends no statement at all: for them R2 replays what
+  the first request (a miss) sent, R4 is the bare stack without a query, and API÷R1 above 1 shows
+  what the caches buy over PostgREST. R1 takes the endpoint's own function call (the last dispatched call of the first
   request) with its arguments and replays it in PostgREST's transaction shape: \`BEGIN; select set_config('role', …, true),
   set_config('request.jwt.claims', …, true); select api.fn(…); COMMIT;\` — four round trips, the
   database floor a PostgREST deployment pays. R3 is a Hono hello-world (\`bench/hello.ts\`) under wrk.
@@ -336,7 +337,7 @@ pays wrk, an HTTP exchange and Node, plus one statement. Measured on this machin
 - Levers in place: one statement per request (the dispatcher), the body passed through as text, the
   GET fast path of @hono/node-server, the verified-JWT cache, pipelining (depth 2), the ETag body
   cache for snapshot content (catalog reads, and since 2026-11-23 the graph and spark-link reads), and
-  answers kept in memory until a change is notified (README, "Public reads from memory"): metadata,
+  answers kept in memory until a change is notified (README, "Reads from memory"): metadata,
   difficulty levels, the current snapshot and which snapshot answers a read, for every caller; and
   per token the session, the journeys and the learning path. A caller with a token is served from
   memory only while the database's own session check, asked ahead (\`private.request_live_for\`),
