@@ -270,8 +270,8 @@ the CPUs, so only ratios measured in the same run mean anything.
 - **R1 and R2 replay the same variants.** Before the runs the bench switches on \`log_statement=all\` for
   a moment, sends each variant twice and captures from the Postgres log exactly the statements and bind
   parameters the API sent (\`bench/capture.ts\`). R2 replays the second (steady-state) request's
-  statements verbatim with pgbench (\`-M prepared\`, one script file per variant). Discovery, domain
-  and graph reads are served from the API's ETag body cache after the first request, and which
+  statements verbatim with pgbench (\`-M prepared\`, one script file per variant). Discovery, domain,
+  search and graph reads are served from the API's ETag body cache after the first request, and which
   snapshot answers (\`api.resolve_snapshot\`), the metadata enumerations, the current snapshot and, per
   token, the session, journeys and path are kept in memory until a change is notified (README,
   "Reads from memory"), so their steady state sends no statement at all: for them R2 replays what
@@ -336,7 +336,7 @@ pays wrk, an HTTP exchange and Node, plus one statement. Measured on this machin
   is in the targets table.
 - Levers in place: one statement per request (the dispatcher), the body passed through as text, the
   GET fast path of @hono/node-server, the verified-JWT cache, pipelining (depth 2), the ETag body
-  cache for snapshot content (catalog reads, and since 2026-11-23 the graph and spark-link reads), and
+  cache for snapshot content (catalog reads, and since 2026-11-23 search and the graph reads), and
   answers kept in memory until a change is notified (README, "Reads from memory"): metadata,
   difficulty levels, the current snapshot and which snapshot answers a read, for every caller; and
   per token the session, the journeys and the learning path. A caller with a token is served from

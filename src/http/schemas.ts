@@ -109,3 +109,8 @@ export const HealthSchema = z
 export const notModified = {
   description: 'Not modified: the If-None-Match tag still names this response (no body).',
 } as const;
+
+/** How the snapshot reads of routes that need a token are cached (createSnapshotReader, privateToCaller). */
+export const PRIVATE_SNAPSHOT_CACHING =
+  'Snapshot content, the same for every caller: an ETag (resolved snapshot + normalised query) and Cache-Control ' +
+  'private (no-cache for the current snapshot, max-age=3600 with snapshot_id); If-None-Match answers 304.';

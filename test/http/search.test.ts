@@ -88,7 +88,8 @@ describe('search routes', () => {
   it('GET /search/ returns ranked items with the item fields, meta and facets', async () => {
     const { res, body } = await search('q=sql');
     expect(res.status).toBe(200);
-    expect(res.headers.get('cache-control')).toBe('private, no-store');
+    expect(res.headers.get('cache-control')).toBe('private, no-cache');
+    expect(res.headers.get('etag')).toBeTruthy();
     expect(SearchResultSchema.parse(body)).toBeTruthy();
     // Title matches (weight A) rank above summary/description-only matches.
     expect(body.data[0]).toMatchObject({ type: 'trail', slug: 'sql-foundations', title: 'SQL Foundations', summary: 'Query relational databases with confidence' });
@@ -234,6 +235,25 @@ describe('search routes', () => {
       expect((await res.json()).error.code).toBe('VALIDATION_ERROR');
     }
     expect((await t.app.request('/search/autocomplete?q=sq')).status).toBe(401);
+  });
+
+  it('search and autocomplete are snapshot content: ETag and 304, the body kept in memory, still a signed-in route', async () => {
+    for (const path of ['/search/?q=sql&per_page=5', '/search/autocomplete?q=sq']) {
+      const first = await t.app.request(path, { headers });
+      expect(first.status).toBe(200);
+      const etag = first.headers.get('etag')!;
+      const body = await first.text();
+      expect((await t.app.request(path, { headers: { ...headers, 'If-None-Match': etag } })).status).toBe(304);
+      await t.db.sql`revoke execute on function api.search_content, api.list_search_suggestions from anon, authenticated`;
+      try {
+        const again = await t.app.request(path, { headers });
+        expect(again.status).toBe(200);
+        expect(await again.text()).toBe(body);
+      } finally {
+        await t.db.sql`grant execute on function api.search_content, api.list_search_suggestions to anon, authenticated`;
+      }
+      expect((await t.app.request(path)).status).toBe(401);
+    }
   });
 
   it('GET /search/health answers ok without credentials', async () => {

@@ -1,16 +1,12 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { requirePermission } from '../../context/middleware.js';
-import { booleanQuery, commonErrors, errorResponse, intQuery, jsonContent, notModified, pageQuery, PaginationMetaSchema, Slug, Uuid } from '../../http/schemas.js';
+import { booleanQuery, commonErrors, errorResponse, intQuery, jsonContent, notModified, pageQuery, PaginationMetaSchema, PRIVATE_SNAPSHOT_CACHING, Slug, Uuid } from '../../http/schemas.js';
 
 /** Documented maximums (the spec leaves them open); SQL enforces the same bounds. */
 export const GRAPH_MAX_DEPTH = 10;
 export const LINKS_MAX_PER_PAGE = 100;
 
 const LINK_TYPES = ['prerequisite', 'related', 'extends'] as const;
-
-const PRIVATE_CACHING =
-  'Snapshot content, the same for every caller: an ETag (resolved snapshot + normalised query) and Cache-Control ' +
-  'private (no-cache for the current snapshot, max-age=3600 with snapshot_id); If-None-Match answers 304.';
 
 const authErrors = {
   401: errorResponse('UNAUTHORIZED: a user JWT is required'),
@@ -65,7 +61,7 @@ export const getSparkGraph = createRoute({
     'Follows prerequisite links: ancestors = what must be known first, descendants = what the spark unlocks. ' +
     `Each node once, at its shortest depth from the root (0). max_depth defaults to 3, at most ${GRAPH_MAX_DEPTH}. ` +
     'edges are the prerequisite links between returned nodes. ' +
-    PRIVATE_CACHING,
+    PRIVATE_SNAPSHOT_CACHING,
   middleware: [guard] as const,
   security,
   request: {
@@ -116,7 +112,7 @@ export const listSparkLinks = createRoute({
     'All link types (prerequisite, related, extends); source → target reads "source comes before target". ' +
     'spark limits the list to links touching it; direction (needs spark): outgoing (spark is the source), incoming ' +
     `(spark is the target), both (default). Ordered by source title, target title, type. per_page at most ${LINKS_MAX_PER_PAGE}. ` +
-    PRIVATE_CACHING,
+    PRIVATE_SNAPSHOT_CACHING,
   middleware: [guard] as const,
   security,
   request: {

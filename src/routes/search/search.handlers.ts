@@ -1,22 +1,21 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import type { Rpc } from '../../db/rpc.js';
+import { createSnapshotReader } from '../../http/cache.js';
 import type { AppEnv } from '../../http/env.js';
-import { sendJsonText } from '../../http/respond.js';
 import type { autocomplete, searchContent } from './search.routes.js';
 
-// Only authenticated callers may see results: keep them out of shared caches.
-const NO_SHARED_CACHE = { 'Cache-Control': 'private, no-store' };
-
 export const searchHandlers = (rpc: Rpc) => {
+  // Results are snapshot content, the same for every caller: ETag, 304 and the server-side body
+  // cache (byte-bounded, so unbounded query text only churns it), private because the routes
+  // need a token or the service secret.
+  const read = createSnapshotReader(rpc, { privateToCaller: true });
   const searchContentHandler: RouteHandler<typeof searchContent, AppEnv> = async (c) => {
     const { q, type, difficulty, page, per_page, snapshot_id } = c.req.valid('query');
-    const body = await rpc.call('search_content', { q, type, difficulty, page, per_page, snapshot_id }, c.get('context').db);
-    return sendJsonText(c, body, 200, NO_SHARED_CACHE);
+    return read(c, 'search_content', { q, type, difficulty, page, per_page, snapshot_id });
   };
   const autocompleteHandler: RouteHandler<typeof autocomplete, AppEnv> = async (c) => {
     const { q, limit, snapshot_id } = c.req.valid('query');
-    const body = await rpc.call('list_search_suggestions', { q, limit_count: limit, snapshot_id }, c.get('context').db);
-    return sendJsonText(c, body, 200, NO_SHARED_CACHE);
+    return read(c, 'list_search_suggestions', { q, limit_count: limit, snapshot_id });
   };
   return { searchContent: searchContentHandler, autocomplete: autocompleteHandler };
 };

@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { requirePermission } from '../../context/middleware.js';
-import { commonErrors, Difficulty, errorResponse, intQuery, jsonContent, pageQuery, PaginationMetaSchema, Text, Uuid } from '../../http/schemas.js';
+import { commonErrors, Difficulty, errorResponse, intQuery, jsonContent, notModified, pageQuery, PaginationMetaSchema, PRIVATE_SNAPSHOT_CACHING, Text, Uuid } from '../../http/schemas.js';
 
 /** Documented maximums (the spec leaves them open); SQL enforces the same bounds. */
 export const SEARCH_MAX_PER_PAGE = 50;
@@ -56,7 +56,8 @@ export const searchContent = createRoute({
     'English full-text search (accent-insensitive; title weighs more than summary/description) over the selected snapshot. ' +
     'Plain words also match the last word as a prefix; when nothing matches, titles are matched with trigram similarity (typos). ' +
     `Ordered by score, then title, type, id. per_page at most ${SEARCH_MAX_PER_PAGE}; at most 1000 matches are ranked (title matches first); meta.total and facets count every match. ` +
-    'facets.types ignores the type filter, facets.difficulties ignores the difficulty filter.',
+    'facets.types ignores the type filter, facets.difficulties ignores the difficulty filter. ' +
+    PRIVATE_SNAPSHOT_CACHING,
   middleware: [guard] as const,
   security,
   request: {
@@ -68,7 +69,7 @@ export const searchContent = createRoute({
       snapshot_id: Uuid.optional(),
     }),
   },
-  responses: { 200: jsonContent(SearchResultSchema, 'A page of ranked matches with facets'), ...commonErrors, ...authErrors },
+  responses: { 200: jsonContent(SearchResultSchema, 'A page of ranked matches with facets'), 304: notModified, ...commonErrors, ...authErrors },
 });
 
 export const autocomplete = createRoute({
@@ -78,7 +79,8 @@ export const autocomplete = createRoute({
   summary: 'Title suggestions while typing',
   description:
     'Titles (domain names) starting with q first, then titles with a word starting with q, then (q of 4+ characters) ' +
-    `typo-tolerant trigram matches. Each {text,type} once. limit defaults to 5, at most ${AUTOCOMPLETE_MAX_LIMIT}.`,
+    `typo-tolerant trigram matches. Each {text,type} once. limit defaults to 5, at most ${AUTOCOMPLETE_MAX_LIMIT}. ` +
+    PRIVATE_SNAPSHOT_CACHING,
   middleware: [guard] as const,
   security,
   request: {
@@ -88,5 +90,5 @@ export const autocomplete = createRoute({
       snapshot_id: Uuid.optional(),
     }),
   },
-  responses: { 200: jsonContent(SuggestionsSchema, 'Suggestions, best first'), ...commonErrors, ...authErrors },
+  responses: { 200: jsonContent(SuggestionsSchema, 'Suggestions, best first'), 304: notModified, ...commonErrors, ...authErrors },
 });
