@@ -118,18 +118,11 @@ export function cachePublicCalls<R extends Rpc>(rpc: R, feed: ChangeFeed, option
   }
 
   function remembered(fn: ApiFunctionName, args: unknown): Promise<string> {
-    const key = `${fn} ${JSON.stringify(args)}`;
-    const hit = kept.get(key);
-    if (hit) return hit;
-    const answer = rpc.call(fn, args as never, ANONYMOUS_CALLER);
-    if (kept.size >= maxEntries) kept.delete(kept.keys().next().value!);
-    kept.set(key, answer);
+    const key = callKey(fn, args);
+    if (!kept.has(key) && kept.size >= maxEntries) kept.delete(kept.keys().next().value!);
     // An answer that lands after a change is harmless: the next call sees the new epoch and
     // clears the map before it looks.
-    answer.catch(() => {
-      if (kept.get(key) === answer) kept.delete(key);
-    });
-    return answer;
+    return keepOnce(kept, key, () => rpc.call(fn, args as never, ANONYMOUS_CALLER));
   }
 
   async function check(claims: string, epoch: number, ask: (claims: string) => Promise<number | null>): Promise<boolean> {
@@ -182,23 +175,15 @@ export function cachePublicCalls<R extends Rpc>(rpc: R, feed: ChangeFeed, option
   function rememberedFor(claims: string, fn: ApiFunctionName, args: unknown, caller: DbCaller): Promise<string> {
     const vouch = vouches.get(claims);
     if (!vouch) return rpc.call(fn, args as never, caller); // passed, but not kept (a notice overtook it)
-    const key = `${fn} ${JSON.stringify(args)}`;
-    const hit = vouch.answers.get(key);
-    if (hit) return hit;
-    const answer = rpc.call(fn, args as never, caller);
-    vouch.answers.set(key, answer);
-    answer.then(
-      (body) => {
-        if (vouches.get(claims) !== vouch || vouch.answers.get(key) !== answer) return; // dropped meanwhile
-        vouch.chars += body.length;
-        callerChars += body.length;
-        keepWithinBudget(claims);
-      },
-      () => {
-        if (vouch.answers.get(key) === answer) vouch.answers.delete(key);
-      },
-    );
-    return answer;
+    const key = callKey(fn, args);
+    const count = (answer: Promise<string>, body: string) => {
+      if (vouches.get(claims) !== vouch || vouch.answers.get(key) !== answer) return; // dropped meanwhile
+      vouch.chars += body.length;
+      callerChars += body.length;
+      keepWithinBudget(claims);
+    };
+    const fetch = () => rpc.call(fn, args as never, caller);
+    return keepOnce(vouch.answers, key, fetch, (answer) => void answer.then((body) => count(answer, body), () => undefined));
   }
 
   /** Past the budget, the answers of the tokens vouched for longest ago go first (not `newest`'s). */
@@ -240,6 +225,29 @@ export function cachePublicCalls<R extends Rpc>(rpc: R, feed: ChangeFeed, option
 
   // Everything else (ping, close, the adapter's pool) stays the wrapped adapter's own.
   return Object.assign(Object.create(rpc) as R, { call, forgetSessions: () => forgetSessions() });
+}
+
+const callKey = (fn: ApiFunctionName, args: unknown) => `${fn} ${JSON.stringify(args)}`;
+
+/**
+ * The answer kept under `key`, else `fetch`'s, kept from now on (`fetched` hears of it):
+ * concurrent misses share one call, and a failure is never kept.
+ */
+function keepOnce(
+  answers: Map<string, Promise<string>>,
+  key: string,
+  fetch: () => Promise<string>,
+  fetched?: (answer: Promise<string>) => void,
+): Promise<string> {
+  const hit = answers.get(key);
+  if (hit) return hit;
+  const answer = fetch();
+  answers.set(key, answer);
+  answer.catch(() => {
+    if (answers.get(key) === answer) answers.delete(key);
+  });
+  fetched?.(answer);
+  return answer;
 }
 
 interface Vouch {

@@ -43,15 +43,19 @@ export function snapshotEtag(version: string, operation: string, args: Record<st
   return `"${digest.slice(0, 32)}"`;
 }
 
-/** RFC 9110 If-None-Match: `*` or a list of (weak or strong) tags, compared weakly. */
-export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
+/**
+ * RFC 9110 If-None-Match: `*` or a list of (weak or strong) tags, compared weakly. 'any' when it
+ * holds `*` (true of any body that exists), 'tag' when it names `etag`, else undefined.
+ */
+export function ifNoneMatch(header: string | undefined, etag: string): 'any' | 'tag' | undefined {
+  if (!header) return undefined;
+  const tags = header.split(',').map((candidate) => candidate.trim());
+  if (tags.includes('*')) return 'any';
   const wanted = etag.replace(/^W\//, '');
-  return header.split(',').some((candidate) => {
-    const tag = candidate.trim();
-    return tag === '*' || tag.replace(/^W\//, '') === wanted;
-  });
+  return tags.some((tag) => tag.replace(/^W\//, '') === wanted) ? 'tag' : undefined;
 }
+
+export const matchesIfNoneMatch = (header: string | undefined, etag: string): boolean => ifNoneMatch(header, etag) !== undefined;
 
 /**
  * A byte-bounded LRU of response bodies keyed by ETag. Snapshot content never changes, so a body
@@ -125,18 +129,17 @@ export function createSnapshotReader(rpc: Rpc, options: SnapshotReaderOptions = 
       ETag: etag,
       'Cache-Control': args.snapshot_id ? pinned : current,
     };
-    const condition = c.req.header('if-none-match');
     // A tag names a body this server sent, so it is answered before the content query. `*` only
     // asks whether a body exists, which the query (or a kept body) has to tell: an unknown slug
     // stays a 404.
-    const wildcard = condition?.split(',').some((tag) => tag.trim() === '*') ?? false;
-    if (!wildcard && matchesIfNoneMatch(condition, etag)) return c.body(null, 304, headers) as never;
+    const condition = ifNoneMatch(c.req.header('if-none-match'), etag);
+    if (condition === 'tag') return c.body(null, 304, headers) as never;
     let body = cache.get(etag);
     if (body === undefined) {
       body = await rpc.call(fn, { ...args, snapshot_id: resolved.snapshot_id ?? undefined }, db);
       cache.set(etag, body);
     }
-    if (wildcard) return c.body(null, 304, headers) as never;
+    if (condition === 'any') return c.body(null, 304, headers) as never;
     return sendJsonText(c, body, 200, headers);
   };
 }
