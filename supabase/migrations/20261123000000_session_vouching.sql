@@ -92,6 +92,10 @@ $$;
 comment on function private.check_request() is
   'Refuses (28000) a request whose token names a session that is not live, or (for this API''s own issuer) no session of ours (private.request_live_for). Called by private.dispatch; PostgREST''s db-pre-request hook.';
 
+-- private.session_is_live (20261122050000) had two callers, the first dispatcher's check and the
+-- first check_request; both are replaced, and request_live_for holds the same rule. Gone.
+drop function private.session_is_live(uuid, uuid);
+
 -- private.notify_session_changed
 -- Purpose: NOTIFY sparkpath_sessions with the id of every session row a statement changes
 --          ('*' for TRUNCATE), so an API instance drops what it vouched for that session.

@@ -3,7 +3,7 @@
 -- reads the API keeps in memory answer every caller alike, so one answer may serve them all.
 -- That notifications reach the API after commit is tested in test/http/content-change-feed.test.ts.
 begin;
-select plan(30);
+select plan(31);
 
 insert into app.users (id, provider, provider_user_id, email, last_login_provider) values
   ('aaaaaaaa-0000-4000-8000-000000000001', 'dev', 'alice', 'alice@example.com', 'dev'),
@@ -55,6 +55,9 @@ select throws_ok($$ select private.check_request() $$, '28000', 'Session is no l
 select set_config('request.jwt.claims', pg_temp.claims_for('bbbbbbbb-0000-4000-8000-000000000004', 'aaaaaaaa-0000-4000-8000-000000000001', 'sparkpath')::text, true);
 select lives_ok($$ select private.check_request() $$, 'and passes what it vouches for');
 select set_config('request.jwt.claims', '', true);
+
+select hasnt_function('private', 'session_is_live', array['uuid', 'uuid'],
+  'the old liveness helper is gone: request_live_for holds the rule');
 
 -- Who may ask
 select ok(not has_function_privilege('anon', 'private.request_live_for(jsonb)', 'execute')
