@@ -75,14 +75,12 @@ export interface R1Caller {
  * the call; COMMIT (four round trips), as `caller` (the API fetches caller-independent answers
  * it keeps in memory as anon, which PostgREST would not).
  */
-export function r1Script(dispatch: CapturedStatement, caller?: R1Caller): string {
-  const [role, claims, call, args] = dispatch.params;
+export function r1Script(dispatch: CapturedStatement, caller: R1Caller): string {
+  const [, , call, args] = dispatch.params;
   const callText = unquote(call).replace(/\$1/g, `(${args}::jsonb)`);
-  const roleLiteral = caller ? quote(caller.role) : role;
-  const claimsLiteral = caller ? (caller.claims === null ? "''" : quote(caller.claims)) : claims === 'NULL' ? "''" : claims;
   return [
     'BEGIN;',
-    `select pg_catalog.set_config('role', ${roleLiteral}, true), pg_catalog.set_config('request.jwt.claims', ${claimsLiteral}, true);`,
+    `select pg_catalog.set_config('role', ${quote(caller.role)}, true), pg_catalog.set_config('request.jwt.claims', ${quote(caller.claims ?? '')}, true);`,
     `select (${callText})::text;`,
     'COMMIT;',
     '',
