@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { parseSigningKey } from './auth/signing-key.js';
 
 /**
- * The only reader of process.env. Every variable is documented in README.md and .env.example.
+ * The only reader of process.env. Every variable is documented in docs/configuration.md and
+ * .env.example (test/docs/configuration-doc.test.ts keeps both in step with this schema).
  * A bad value stops start-up with one line naming the variable.
  */
 const booleanFlag = z
