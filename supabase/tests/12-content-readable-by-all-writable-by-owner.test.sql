@@ -2,6 +2,8 @@
 begin;
 select plan(13);
 
+select tests.create_user('learner');
+
 select is(private.import_content_bundle('{
   "snapshot": {"name": "Access", "version_label": "a1"},
   "domains": [{"slug": "data", "name": "Data"}],
@@ -11,7 +13,7 @@ select is(private.import_content_bundle('{
 }'::jsonb, promote => true) ->> 'status', 'succeeded', 'the owner imports content');
 
 -- acting as anon
-set local role anon;
+select tests.clear_authentication();
 select is((select count(*)::int from app.sparks), 1, 'anon reads sparks');
 select is((select count(*)::int from app.snapshots), 1, 'anon reads snapshots');
 select throws_ok($$ insert into app.sparks (snapshot_id, id, slug, title, difficulty, estimated_mins)
@@ -24,8 +26,7 @@ select is(api.get_current_snapshot() ->> 'name', 'Access', 'anon reads the curre
 reset role;
 
 -- acting as an authenticated learner
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"33333333-3333-4333-8333-333333333333","role":"authenticated"}', true);
+select tests.authenticate_as('learner');
 select is((select count(*)::int from app.trails), 1, 'authenticated users read trails');
 select throws_ok($$ delete from app.sparks $$, '42501', null, 'authenticated users cannot delete content');
 select throws_ok($$ update app.domains set name = 'hacked' $$, '42501', null, 'authenticated users cannot update content');

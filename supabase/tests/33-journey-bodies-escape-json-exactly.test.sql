@@ -7,6 +7,9 @@
 begin;
 select plan(31);
 
+select tests.create_user('alice');
+select tests.create_user('bob');
+
 -- Structure
 select col_not_null('app', 'trail_spark_positions', 'progress_json', 'every stored position has its not-started element');
 select has_index('app', 'trail_spark_positions', 'trail_spark_positions_trail_spark',
@@ -26,6 +29,8 @@ select hasnt_function('private', 'journey_summaries', 'the per-caller helpers of
 -- Fixture (as the owner): one published snapshot, not rolled up yet. Titles need escaping
 -- (quotes, backslash, control characters, non-ASCII); trail "plain" has no difficulty; spark 3
 -- sits in both trails; concept order ties break on slug.
+-- The fixture becomes the one current snapshot, whatever was current before (the seed's).
+select tests.archive_current_snapshot();
 insert into app.snapshots (id, name, version_label, status, published_at)
 values ('a3000000-0000-4000-8000-000000000001', 'escapes', 'v1', 'published', now() - interval '1 day');
 insert into app.domains (snapshot_id, id, slug, name)
@@ -93,11 +98,10 @@ $f$;
 grant execute on function pg_temp.details_match(text), pg_temp.lists_match(text) to authenticated;
 
 -- A enrolls in both trails, B in one.
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"33333333-3333-4333-8333-333333333333","role":"authenticated"}', true);
+select tests.authenticate_as('alice');
 select set_config('test.a_quoted', api.enroll_in_trail('b3000000-0000-4000-8000-000000000001') ->> 'id', true);
 select set_config('test.a_plain', api.enroll_in_trail('b3000000-0000-4000-8000-000000000002') ->> 'id', true);
-select set_config('request.jwt.claims', '{"sub":"44444444-4444-4444-8444-444444444444","role":"authenticated"}', true);
+select tests.authenticate_as('bob');
 select set_config('test.b_quoted', api.enroll_in_trail('b3000000-0000-4000-8000-000000000001') ->> 'id', true);
 reset role;
 
@@ -105,20 +109,19 @@ reset role;
 -- after its completion; spark 2 mastered only; spark 3 (in both trails) started, then
 -- bookmarked later; spark 5 bookmarked only. Microseconds survive into the body.
 insert into app.learning_events (user_id, spark_id, verb, occurred_at) values
-  ('33333333-3333-4333-8333-333333333333', 'e3000000-0000-4000-8000-000000000001', 'completed', '2026-05-02 10:00:00.654321+00'),
-  ('33333333-3333-4333-8333-333333333333', 'e3000000-0000-4000-8000-000000000001', 'completed', '2026-05-01 10:00:00.123456+00'),
-  ('33333333-3333-4333-8333-333333333333', 'e3000000-0000-4000-8000-000000000001', 'started', '2026-05-03 09:00:00+00'),
-  ('33333333-3333-4333-8333-333333333333', 'e3000000-0000-4000-8000-000000000002', 'mastered', '2026-04-30 23:59:59.5+00'),
-  ('33333333-3333-4333-8333-333333333333', 'e3000000-0000-4000-8000-000000000003', 'started', '2026-04-01 08:00:00+00'),
-  ('33333333-3333-4333-8333-333333333333', 'e3000000-0000-4000-8000-000000000003', 'bookmarked', '2026-06-01 08:00:00+00'),
-  ('33333333-3333-4333-8333-333333333333', 'e3000000-0000-4000-8000-000000000005', 'bookmarked', '2026-03-01 08:00:00+00');
+  (tests.get_user_id('alice'), 'e3000000-0000-4000-8000-000000000001', 'completed', '2026-05-02 10:00:00.654321+00'),
+  (tests.get_user_id('alice'), 'e3000000-0000-4000-8000-000000000001', 'completed', '2026-05-01 10:00:00.123456+00'),
+  (tests.get_user_id('alice'), 'e3000000-0000-4000-8000-000000000001', 'started', '2026-05-03 09:00:00+00'),
+  (tests.get_user_id('alice'), 'e3000000-0000-4000-8000-000000000002', 'mastered', '2026-04-30 23:59:59.5+00'),
+  (tests.get_user_id('alice'), 'e3000000-0000-4000-8000-000000000003', 'started', '2026-04-01 08:00:00+00'),
+  (tests.get_user_id('alice'), 'e3000000-0000-4000-8000-000000000003', 'bookmarked', '2026-06-01 08:00:00+00'),
+  (tests.get_user_id('alice'), 'e3000000-0000-4000-8000-000000000005', 'bookmarked', '2026-03-01 08:00:00+00');
 -- B completes spark 4 only.
 insert into app.learning_events (user_id, spark_id, verb, occurred_at) values
-  ('44444444-4444-4444-8444-444444444444', 'e3000000-0000-4000-8000-000000000004', 'completed', '2026-05-05 05:05:05+00');
+  (tests.get_user_id('bob'), 'e3000000-0000-4000-8000-000000000004', 'completed', '2026-05-05 05:05:05+00');
 
 -- Derived positions (no rollups yet)
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"33333333-3333-4333-8333-333333333333","role":"authenticated"}', true);
+select tests.authenticate_as('alice');
 select pg_temp.details_match('derived positions: A''s details are the reference bytes');
 select pg_temp.lists_match('derived positions: A''s lists, every status filter and sort, are the reference bytes');
 select ok(
@@ -143,7 +146,7 @@ set local timezone = 'America/St_Johns';
 select pg_temp.details_match('in another time zone (-02:30/-03:30) the details still match the reference bytes');
 select pg_temp.lists_match('in another time zone the lists still match the reference bytes');
 reset timezone;
-select set_config('request.jwt.claims', '{"sub":"44444444-4444-4444-8444-444444444444","role":"authenticated"}', true);
+select tests.authenticate_as('bob');
 select pg_temp.details_match('derived positions: B''s detail is the reference bytes (B''s own events only)');
 select throws_ok(
   format('select api.get_user_journey(%L)', current_setting('test.a_quoted')),
@@ -168,8 +171,7 @@ select ok(
    where p.snapshot_id = 'a3000000-0000-4000-8000-000000000001'),
   'each stored element is valid JSON');
 
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"33333333-3333-4333-8333-333333333333","role":"authenticated"}', true);
+select tests.authenticate_as('alice');
 select pg_temp.details_match('stored positions: A''s details are the reference bytes');
 select pg_temp.lists_match('stored positions: A''s lists are the reference bytes');
 select is(
@@ -219,15 +221,13 @@ select is(
   '{"title": "Four, \"renamed\"", "status": "not_started", "spark_id": "e3000000-0000-4000-8000-000000000004", "completed_at": null}',
   'the new snapshot stores the renamed spark''s element');
 
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"33333333-3333-4333-8333-333333333333","role":"authenticated"}', true);
+select tests.authenticate_as('alice');
 select pg_temp.details_match('after the promote: A''s details are the reference bytes (read from snapshot 2)');
 select pg_temp.lists_match('after the promote: A''s lists are the reference bytes');
 reset role;
 
 -- anon
-set local role anon;
-select set_config('request.jwt.claims', '', true);
+select tests.clear_authentication();
 select throws_ok($$ select api.get_user_journey('a3000000-0000-4000-8000-000000000001') $$, '28000', 'a signed-in user is required',
   'anon calling api.get_user_journey is unauthorized');
 
