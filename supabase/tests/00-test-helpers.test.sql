@@ -3,7 +3,7 @@
 --
 -- This file runs first (files run in name order, under `supabase test db` and `npm test` alike)
 -- and, unlike the test files, commits: it installs the `tests` schema every later file uses.
--- It changes nothing else. `create or replace` keeps it safe to run again.
+-- It changes nothing else, and starts from scratch, so it is safe to run again.
 --
 -- A user here is a row in app.users with a live row in app.sessions: what a caller signed in
 -- through /auth/callback has. Acting as a user sets `request.jwt.claims` to the claims of the
@@ -18,7 +18,8 @@
 --   select tests.clear_authentication();               -- acting as anon
 --   reset role;                                        -- back to the owner (fixtures)
 
-create schema if not exists tests;
+drop schema if exists tests cascade;
+create schema tests;
 comment on schema tests is 'pgTAP helpers (supabase/tests/00-test-helpers.test.sql); not part of the application schema.';
 grant usage on schema tests to anon, authenticated;
 
@@ -114,44 +115,45 @@ as $$
 $$;
 comment on function tests.end_session(text, text) is 'Ends the newest session of a test user (logout by default); returns its id.';
 
--- tests.get_claims(identifier, overrides = '{}') returns jsonb
+-- tests.get_claims(identifier, overrides = '{}', without = '{}') returns jsonb
 -- The claims of the access token the API signs for the user's newest session: private.token_claims
 -- (sub, email, user_role, subscription_plan, session_id) plus role, iss and aud. Overrides replace
--- claims, to build tokens the API would not sign (another issuer, another user's session).
-create or replace function tests.get_claims(identifier text, overrides jsonb default '{}')
+-- claims and `without` drops claims, to build tokens the API would not sign (another issuer,
+-- another user's session, no session at all).
+create or replace function tests.get_claims(identifier text, overrides jsonb default '{}', without text[] default '{}')
 returns jsonb
 language sql
 stable
 security definer
 set search_path = ''
 as $$
-  select private.token_claims(u, tests.get_session_id(identifier))
+  select (private.token_claims(u, tests.get_session_id(identifier))
          || pg_catalog.jsonb_build_object(
               'role', 'authenticated',
               'iss', coalesce(nullif(pg_catalog.current_setting('sparkpath.token_issuer', true), ''), 'sparkpath'),
               'aud', 'authenticated')
-         || overrides
+         || overrides) - without
   from app.users u where u.id = tests.get_user_id(identifier)
 $$;
-comment on function tests.get_claims(text, jsonb) is 'The access-token claims of a test user''s newest session, with optional overrides.';
+comment on function tests.get_claims(text, jsonb, text[]) is 'The access-token claims of a test user''s newest session, with optional overrides.';
 
--- tests.authenticate_as(identifier, overrides = '{}')
+-- tests.authenticate_as(identifier, overrides = '{}', without = '{}')
 -- Acts as the user for the rest of the transaction: request.jwt.claims from tests.get_claims and
 -- the request role authenticated, as PostgREST and the dispatcher set them. Not security definer:
 -- the role switch must outlive the call.
-create or replace function tests.authenticate_as(identifier text, overrides jsonb default '{}')
+create or replace function tests.authenticate_as(identifier text, overrides jsonb default '{}', without text[] default '{}')
 returns void
 language plpgsql
 set search_path = ''
 as $$
 declare
-  claims jsonb := tests.get_claims(identifier, overrides);
+  claims jsonb := tests.get_claims(identifier, overrides, without);
 begin
   perform pg_catalog.set_config('role', 'authenticated', true);
   perform pg_catalog.set_config('request.jwt.claims', claims::text, true);
 end
 $$;
-comment on function tests.authenticate_as(text, jsonb) is
+comment on function tests.authenticate_as(text, jsonb, text[]) is
   'Acts as a test user (claims of its newest session, role authenticated) until the transaction ends or authentication changes.';
 
 -- tests.clear_authentication(): acts as an anonymous caller (no claims, role anon); service
@@ -183,8 +185,8 @@ comment on function tests.archive_current_snapshot() is 'Archives the current sn
 
 -- Only the test roles and the owner call the helpers.
 revoke all on all functions in schema tests from public;
-grant execute on function tests.authenticate_as(text, jsonb), tests.clear_authentication(),
-  tests.get_user_id(text), tests.get_session_id(text), tests.get_claims(text, jsonb)
+grant execute on function tests.authenticate_as(text, jsonb, text[]), tests.clear_authentication(),
+  tests.get_user_id(text), tests.get_session_id(text), tests.get_claims(text, jsonb, text[])
   to anon, authenticated;
 
 begin;
