@@ -41,7 +41,7 @@ comment on schema tests is 'pgTAP helpers (supabase/tests/00-test-helpers.test.s
 grant usage on schema tests to anon, authenticated;
 
 -- tests.get_user_id(identifier) returns uuid; raises when no such test user exists.
-create or replace function tests.get_user_id(identifier text)
+create function tests.get_user_id(identifier text)
 returns uuid
 language plpgsql
 stable
@@ -61,7 +61,7 @@ $$;
 comment on function tests.get_user_id(text) is 'The id of a test user (tests.create_user).';
 
 -- tests.get_session_id(identifier) returns uuid: the user's newest session, live or not.
-create or replace function tests.get_session_id(identifier text)
+create function tests.get_session_id(identifier text)
 returns uuid
 language sql
 stable
@@ -76,7 +76,7 @@ comment on function tests.get_session_id(text) is 'The newest session of a test 
 -- tests.create_user(identifier, kind = 'learner', email = null) returns uuid
 -- A user of kind learner, premium (a learner on the premium plan) or admin, with one live
 -- session; the email defaults to <identifier>@example.test. Raises if the identifier is taken.
-create or replace function tests.create_user(identifier text, kind text default 'learner', email text default null)
+create function tests.create_user(identifier text, kind text default 'learner', email text default null)
 returns uuid
 language plpgsql
 security definer
@@ -104,7 +104,7 @@ comment on function tests.create_user(text, text, text) is
 -- tests.create_session(identifier) returns uuid
 -- Another live session of the user (an hour of idle time, a day in all), as sign-in creates one.
 -- The newest session is the one tests.authenticate_as uses.
-create or replace function tests.create_session(identifier text)
+create function tests.create_session(identifier text)
 returns uuid
 language sql
 security definer
@@ -120,7 +120,7 @@ comment on function tests.create_session(text) is 'Adds a live session for a tes
 
 -- tests.end_session(identifier, reason = 'logout'): ends the user's newest session as
 -- logout, expiry or idle timeout would (active false, ended_at, end_reason).
-create or replace function tests.end_session(identifier text, reason text default 'logout')
+create function tests.end_session(identifier text, reason text default 'logout')
 returns uuid
 language sql
 security definer
@@ -137,7 +137,7 @@ comment on function tests.end_session(text, text) is 'Ends the newest session of
 -- (sub, email, user_role, subscription_plan, session_id) plus role, iss and aud. Overrides replace
 -- claims and `without` drops claims, to build tokens the API would not sign (another issuer,
 -- another user's session, no session at all).
-create or replace function tests.get_claims(identifier text, overrides jsonb default '{}', without text[] default '{}')
+create function tests.get_claims(identifier text, overrides jsonb default '{}', without text[] default '{}')
 returns jsonb
 language sql
 stable
@@ -158,7 +158,7 @@ comment on function tests.get_claims(text, jsonb, text[]) is 'The access-token c
 -- Acts as the user for the rest of the transaction: request.jwt.claims from tests.get_claims and
 -- the request role authenticated, as PostgREST and the dispatcher set them. Not security definer:
 -- the role switch must outlive the call.
-create or replace function tests.authenticate_as(identifier text, overrides jsonb default '{}', without text[] default '{}')
+create function tests.authenticate_as(identifier text, overrides jsonb default '{}', without text[] default '{}')
 returns void
 language plpgsql
 set search_path = ''
@@ -175,7 +175,7 @@ comment on function tests.authenticate_as(text, jsonb, text[]) is
 
 -- tests.clear_authentication(): acts as an anonymous caller (no claims, role anon); service
 -- callers reach the database the same way.
-create or replace function tests.clear_authentication()
+create function tests.clear_authentication()
 returns void
 language plpgsql
 set search_path = ''
@@ -190,7 +190,7 @@ comment on function tests.clear_authentication() is 'Acts as an anonymous caller
 -- tests.archive_current_snapshot() returns uuid
 -- Archives whatever snapshot is current (the seed's, under `supabase db reset`), so a test's own
 -- fixture can be the one current snapshot. Inside the test transaction: rolled back with it.
-create or replace function tests.archive_current_snapshot()
+create function tests.archive_current_snapshot()
 returns uuid
 language sql
 security definer

@@ -1,10 +1,8 @@
--- The api functions compute journeys per caller (private.journey_list_json and
--- private.journey_detail_json, 20261122130000, over app.trail_spark_positions and the caller's
--- learning events). They must give exactly what the reference views of the journeys migration
--- give (app.journey_progress, app.journey_spark_progress), byte for byte as the jsonb documents
--- built from them print: on generated content with shared sparks, order ties and empty trails,
--- before the snapshot is rolled up (derived positions) and after (stored positions), after a
--- trail is fully completed, and across a promote.
+-- A caller's journeys (api.list_user_journeys, api.get_user_journey) are exactly what the
+-- reference views app.journey_progress and app.journey_spark_progress give for that caller, byte
+-- for byte as the jsonb documents built from them print: on generated content with shared sparks,
+-- order ties and empty trails, before the snapshot is rolled up (positions derived from the
+-- content) and after (stored positions), once a trail is fully completed, and across a promote.
 begin;
 select plan(33);
 

@@ -1,9 +1,7 @@
--- The one-statement journeys reads of 20261122130000 (private.journey_list_json,
--- private.journey_detail_json, the stored not-started elements in app.trail_spark_positions):
--- the bodies they build as text are exactly the bytes the reference views give when printed as
--- jsonb, for titles that need JSON escaping, out-of-order and repeated events, every status
--- filter and sort, in another time zone, with derived and with stored positions, and after a
--- promote that renames sparks.
+-- Journey bodies are built as text and are exactly the bytes the reference views give when
+-- printed as jsonb: for titles that need JSON escaping (quotes, backslashes, control characters,
+-- non-ASCII), out-of-order and repeated events, every status filter and sort, in another time
+-- zone, with derived and with stored positions, and after a promote that renames a spark.
 begin;
 select plan(31);
 
@@ -24,7 +22,7 @@ select ok(
   not exists (select 1 from pg_catalog.pg_proc p
     where p.proname in ('journey_list_json', 'journey_detail_json', 'spark_progress_json') and (p.prosecdef or p.proconfig is null)),
   'the new private functions are security invoker with a fixed search_path');
-select hasnt_function('private', 'journey_summaries', 'the per-caller helpers of 20261122120000 are gone');
+select hasnt_function('private', 'journey_summaries', 'journeys are computed in one place: the earlier helper private.journey_summaries does not exist');
 
 -- Fixture (as the owner): one published snapshot, not rolled up yet. Titles need escaping
 -- (quotes, backslash, control characters, non-ASCII); trail "plain" has no difficulty; spark 3
@@ -58,7 +56,7 @@ insert into app.concept_sparks (snapshot_id, concept_id, spark_id, order_index) 
   ('a3000000-0000-4000-8000-000000000001', 'c3000000-0000-4000-8000-000000000003', 'e3000000-0000-4000-8000-000000000003', 0),
   ('a3000000-0000-4000-8000-000000000001', 'c3000000-0000-4000-8000-000000000003', 'e3000000-0000-4000-8000-000000000005', 1);
 
--- References, from the views of 20261122030000 printed as jsonb (security invoker: RLS applies).
+-- References, from the reference views printed as jsonb (security invoker: RLS applies).
 create temporary view ref_detail with (security_invoker = true) as
 select p.id, (private.journey_list_item(p) || jsonb_build_object(
   'current_concept', case when p.current_concept_id is null then null else
@@ -98,9 +96,11 @@ $f$;
 grant execute on function pg_temp.details_match(text), pg_temp.lists_match(text) to authenticated;
 
 -- A enrolls in both trails, B in one.
+-- acting as alice
 select tests.authenticate_as('alice');
 select set_config('test.a_quoted', api.enroll_in_trail('b3000000-0000-4000-8000-000000000001') ->> 'id', true);
 select set_config('test.a_plain', api.enroll_in_trail('b3000000-0000-4000-8000-000000000002') ->> 'id', true);
+-- acting as bob
 select tests.authenticate_as('bob');
 select set_config('test.b_quoted', api.enroll_in_trail('b3000000-0000-4000-8000-000000000001') ->> 'id', true);
 reset role;
@@ -121,6 +121,7 @@ insert into app.learning_events (user_id, spark_id, verb, occurred_at) values
   (tests.get_user_id('bob'), 'e3000000-0000-4000-8000-000000000004', 'completed', '2026-05-05 05:05:05+00');
 
 -- Derived positions (no rollups yet)
+-- acting as alice
 select tests.authenticate_as('alice');
 select pg_temp.details_match('derived positions: A''s details are the reference bytes');
 select pg_temp.lists_match('derived positions: A''s lists, every status filter and sort, are the reference bytes');
@@ -146,6 +147,7 @@ set local timezone = 'America/St_Johns';
 select pg_temp.details_match('in another time zone (-02:30/-03:30) the details still match the reference bytes');
 select pg_temp.lists_match('in another time zone the lists still match the reference bytes');
 reset timezone;
+-- acting as bob
 select tests.authenticate_as('bob');
 select pg_temp.details_match('derived positions: B''s detail is the reference bytes (B''s own events only)');
 select throws_ok(
@@ -171,6 +173,7 @@ select ok(
    where p.snapshot_id = 'a3000000-0000-4000-8000-000000000001'),
   'each stored element is valid JSON');
 
+-- acting as alice
 select tests.authenticate_as('alice');
 select pg_temp.details_match('stored positions: A''s details are the reference bytes');
 select pg_temp.lists_match('stored positions: A''s lists are the reference bytes');
@@ -221,12 +224,13 @@ select is(
   '{"title": "Four, \"renamed\"", "status": "not_started", "spark_id": "e3000000-0000-4000-8000-000000000004", "completed_at": null}',
   'the new snapshot stores the renamed spark''s element');
 
+-- acting as alice
 select tests.authenticate_as('alice');
 select pg_temp.details_match('after the promote: A''s details are the reference bytes (read from snapshot 2)');
 select pg_temp.lists_match('after the promote: A''s lists are the reference bytes');
 reset role;
 
--- anon
+-- acting as anon
 select tests.clear_authentication();
 select throws_ok($$ select api.get_user_journey('a3000000-0000-4000-8000-000000000001') $$, '28000', 'a signed-in user is required',
   'anon calling api.get_user_journey is unauthorized');

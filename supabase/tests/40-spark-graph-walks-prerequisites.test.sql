@@ -1,5 +1,5 @@
--- api.get_spark_graph walks prerequisite links with recursive CTEs: shortest depths, edges
--- inside the subgraph, depth cut-off, and termination on cyclic data.
+-- api.get_spark_graph walks prerequisite links: each node once at its shortest depth, only the
+-- edges inside the subgraph, a depth cut-off, and an end on cyclic data.
 begin;
 select plan(17);
 

@@ -1,5 +1,5 @@
--- Search ranking basics: weighted english full-text, accent-insensitive, facets over all
--- matches, typo fallback, and autocomplete tiers.
+-- Search ranks weighted English full-text matches, ignores accents, counts facets over all
+-- matches, falls back to typo-tolerant matches, and completes prefixes in tiers.
 begin;
 select plan(17);
 

@@ -1,7 +1,6 @@
--- The graph and path bodies are assembled as JSON text and returned as json, i.e. that text
--- unchanged (20261122110000_graph_traversal_speed.sql, 20261122110100_learning_path_rounds.sql): the
--- exact documents, the exact text (the same bytes jsonb would print), the links between nodes of
--- the last level, links that only the outgoing probe of `both` finds, and string escaping.
+-- The graph and learning-path bodies are returned as the JSON text they are built as: the exact
+-- documents, the exact text (the bytes jsonb would print), the links between nodes of the last
+-- level, the links only the outgoing walk of `both` finds, and escaped strings.
 begin;
 select plan(15);
 

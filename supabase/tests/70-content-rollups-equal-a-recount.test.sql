@@ -195,6 +195,7 @@ select is((select pg_catalog.count(*)::integer from pg_catalog.pg_class c
              and c.relname in ('domain_rollups', 'trail_rollups', 'concept_rollups', 'snapshot_rollups')), 4,
   'row level security is on for the four rollup tables');
 
+-- acting as anon
 select tests.clear_authentication();
 select is((select pg_catalog.count(*)::integer from app.trail_rollups where snapshot_id = pg_catalog.current_setting('rollups.sid')::uuid), 5,
   'anon reads the rollups');
@@ -216,6 +217,7 @@ reset role;
 update app.trail_rollups r set estimated_mins = 999
 where r.snapshot_id = pg_catalog.current_setting('rollups.sid')::uuid
   and r.trail_id = (select t.id from app.trails t where t.snapshot_id = pg_catalog.current_setting('rollups.sid')::uuid and t.slug = 'sql');
+-- acting as anon
 select tests.clear_authentication();
 select is((select x -> 'estimated_mins' from pg_catalog.jsonb_array_elements(api.list_discovery_trails(domain => 'data') -> 'data') x
            where x ->> 'slug' = 'sql'), '999'::jsonb, '/discovery/trails reads the trail rollup');
