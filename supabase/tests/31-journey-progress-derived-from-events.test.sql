@@ -4,9 +4,13 @@
 begin;
 select plan(37);
 
+select tests.create_user('alice');
+
 -- Fixture (as the owner). Trail "sql-basics": concept "select" (order 0) holds select-star and
 -- where; concept "joins" (order 1) holds inner-join and, again, select-star (counted once).
 -- Trail "empty" has one concept and no sparks.
+-- The fixture becomes the one current snapshot, whatever was current before (the seed's).
+select tests.archive_current_snapshot();
 insert into app.snapshots (id, name, version_label, status, published_at)
 values ('a0000000-0000-4000-8000-000000000001', 'progress', 'v1', 'published', now());
 insert into app.domains (snapshot_id, id, slug, name)
@@ -33,9 +37,8 @@ insert into app.concept_sparks (snapshot_id, concept_id, spark_id, order_index) 
   ('a0000000-0000-4000-8000-000000000001', 'c0000000-0000-4000-8000-000000000002', 'e0000000-0000-4000-8000-000000000003', 0),
   ('a0000000-0000-4000-8000-000000000001', 'c0000000-0000-4000-8000-000000000002', 'e0000000-0000-4000-8000-000000000001', 1);
 
--- acting as user A
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"11111111-1111-4111-8111-111111111111","role":"authenticated"}', true);
+-- acting as alice (user A)
+select tests.authenticate_as('alice');
 select set_config('test.journey', api.enroll_in_trail('b0000000-0000-4000-8000-000000000001') ->> 'id', true);
 
 select results_eq(

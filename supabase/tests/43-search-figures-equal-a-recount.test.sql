@@ -1,7 +1,7 @@
--- Search figures (20261122100000_search_lexeme_index.sql): the lexeme counts and title postings
--- always equal a recount from the content rows (insert, update, delete, replica-mode writes,
--- snapshot deletion), and the one-lexeme fast path of api.search_content answers exactly what
--- the general path (every match counted and ordered) answers.
+-- Search figures (lexeme counts and title postings) always equal a recount from the content rows
+-- after any write (insert, update, delete, replica-mode writes, snapshot deletion), and a
+-- one-word search answers exactly what the general search (every match counted and ordered)
+-- answers.
 begin;
 select plan(14);
 

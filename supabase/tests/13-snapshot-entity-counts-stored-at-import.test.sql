@@ -27,7 +27,7 @@ select is(
   'the stored counts equal a live count');
 
 -- acting as anon
-set local role anon;
+select tests.clear_authentication();
 select is(
   api.get_current_snapshot() -> 'entity_counts',
   '{"domains":1,"trails":1,"concepts":1,"sparks":2,"beacons":0,"concept_sparks":2,"spark_links":1,"concept_links":0}'::jsonb,

@@ -1,12 +1,13 @@
--- The api functions compute journeys per caller (private.journey_list_json and
--- private.journey_detail_json, 20261122130000, over app.trail_spark_positions and the caller's
--- learning events). They must give exactly what the reference views of the journeys migration
--- give (app.journey_progress, app.journey_spark_progress), byte for byte as the jsonb documents
--- built from them print: on generated content with shared sparks, order ties and empty trails,
--- before the snapshot is rolled up (derived positions) and after (stored positions), after a
--- trail is fully completed, and across a promote.
+-- A caller's journeys (api.list_user_journeys, api.get_user_journey) are exactly what the
+-- reference views app.journey_progress and app.journey_spark_progress give for that caller, byte
+-- for byte as the jsonb documents built from them print: on generated content with shared sparks,
+-- order ties and empty trails, before the snapshot is rolled up (positions derived from the
+-- content) and after (stored positions), once a trail is fully completed, and across a promote.
 begin;
 select plan(33);
+
+select tests.create_user('alice');
+select tests.create_user('bob');
 
 select ok(
   not exists (
@@ -20,6 +21,8 @@ select ok(
 -- in one or more concepts with tied placement order_index values (spark slug breaks the tie);
 -- trail "hollow" has a concept without sparks; trail "bare" has no concept at all; trail "marked"
 -- holds sparks 23 and 24, which A only bookmarks. Spark 21 is in no trail.
+-- The fixture becomes the one current snapshot, whatever was current before (the seed's).
+select tests.archive_current_snapshot();
 insert into app.snapshots (id, name, version_label, status, published_at)
 values ('a1000000-0000-4000-8000-000000000001', 'generated', 'v1', 'published', now() - interval '1 day');
 insert into app.domains (snapshot_id, id, slug, name)
@@ -61,30 +64,29 @@ select p.id, private.journey_list_item(p) || jsonb_build_object(
 from app.journey_progress p;
 grant select on ref_detail to authenticated;
 
--- acting as user A: three enrollments
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"11111111-1111-4111-8111-111111111111","role":"authenticated"}', true);
+-- acting as alice (user A): three enrollments
+select tests.authenticate_as('alice');
 select set_config('test.a_big', api.enroll_in_trail('b1000000-0000-4000-8000-000000000001') ->> 'id', true);
 select set_config('test.a_hollow', api.enroll_in_trail('b1000000-0000-4000-8000-000000000002') ->> 'id', true);
 select set_config('test.a_bare', api.enroll_in_trail('b1000000-0000-4000-8000-000000000003') ->> 'id', true);
 select set_config('test.a_marked', api.enroll_in_trail('b1000000-0000-4000-8000-000000000004') ->> 'id', true);
--- acting as user B: one enrollment
-select set_config('request.jwt.claims', '{"sub":"22222222-2222-4222-8222-222222222222","role":"authenticated"}', true);
+-- acting as bob (user B): one enrollment
+select tests.authenticate_as('bob');
 select set_config('test.b_big', api.enroll_in_trail('b1000000-0000-4000-8000-000000000001') ->> 'id', true);
 reset role;
 
 -- Events (as the owner): every verb, repeated verbs at different times, completions before
 -- starts, a spark outside every trail; B's events differ from A's.
 insert into app.learning_events (user_id, spark_id, verb, occurred_at)
-select '11111111-1111-4111-8111-111111111111', ('e1000000-0000-4000-8000-0000000000' || lpad(n::text, 2, '0'))::uuid,
+select tests.get_user_id('alice'), ('e1000000-0000-4000-8000-0000000000' || lpad(n::text, 2, '0'))::uuid,
        (array['started', 'completed', 'mastered', 'bookmarked'])[1 + (n + r) % 4],
        timestamptz '2026-01-01 00:00:00+00' + make_interval(hours => (n * 5 + r * 11) % 37)
 from generate_series(1, 21) n cross join generate_series(0, n % 3) r
 where n % 5 <> 0;
 insert into app.learning_events (user_id, spark_id, verb, occurred_at) values
-  ('11111111-1111-4111-8111-111111111111', 'e1000000-0000-4000-8000-000000000023', 'bookmarked', '2026-01-05 00:00:00+00');
+  (tests.get_user_id('alice'), 'e1000000-0000-4000-8000-000000000023', 'bookmarked', '2026-01-05 00:00:00+00');
 insert into app.learning_events (user_id, spark_id, verb, occurred_at)
-select '22222222-2222-4222-8222-222222222222', ('e1000000-0000-4000-8000-0000000000' || lpad(n::text, 2, '0'))::uuid,
+select tests.get_user_id('bob'), ('e1000000-0000-4000-8000-0000000000' || lpad(n::text, 2, '0'))::uuid,
        (array['completed', 'started', 'bookmarked'])[1 + n % 3],
        timestamptz '2026-02-01 00:00:00+00' + make_interval(hours => n)
 from generate_series(1, 21, 2) n;
@@ -93,9 +95,8 @@ select ok(
   not exists (select 1 from app.snapshot_rollups where snapshot_id = 'a1000000-0000-4000-8000-000000000001'),
   'snapshot 1 has no rollups yet, so positions are derived from the content tables');
 
--- acting as user A (derived positions)
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"11111111-1111-4111-8111-111111111111","role":"authenticated"}', true);
+-- acting as alice (user A) (derived positions)
+select tests.authenticate_as('alice');
 select is(
   api.list_user_journeys(null, 'started')::text,
   (select jsonb_build_object('data', coalesce(jsonb_agg(private.journey_list_item(p)
@@ -132,8 +133,8 @@ select is(
    from app.journey_progress p where p.status = 'not_started')::text,
   'derived positions: a status-filtered list equals the reference, byte for byte');
 
--- acting as user B
-select set_config('request.jwt.claims', '{"sub":"22222222-2222-4222-8222-222222222222","role":"authenticated"}', true);
+-- acting as bob (user B)
+select tests.authenticate_as('bob');
 select is(
   api.list_user_journeys(null, 'started')::text,
   (select jsonb_build_object('data', coalesce(jsonb_agg(private.journey_list_item(p)
@@ -183,9 +184,8 @@ select is(
   (select count(*)::int from private.derive_trail_spark_positions('a1000000-0000-4000-8000-000000000001', null)),
   'a second roll-up replaces the positions instead of adding to them');
 
--- acting as user A (stored positions)
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"11111111-1111-4111-8111-111111111111","role":"authenticated"}', true);
+-- acting as alice (user A) (stored positions)
+select tests.authenticate_as('alice');
 select is(
   api.list_user_journeys(null, 'started')::text,
   (select jsonb_build_object('data', coalesce(jsonb_agg(private.journey_list_item(p)
@@ -249,9 +249,8 @@ select ok(
     and (select count(*) from app.trail_spark_positions where snapshot_id = 'a1000000-0000-4000-8000-000000000002') > 0,
   'each snapshot keeps its own positions');
 
--- acting as user A (after the promote)
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"11111111-1111-4111-8111-111111111111","role":"authenticated"}', true);
+-- acting as alice (user A) (after the promote)
+select tests.authenticate_as('alice');
 select results_eq(
   $$ select j -> 'trail' ->> 'title', j ->> 'status', (j ->> 'total_sparks')::int - (j ->> 'completed_sparks')::int
      from api.get_user_journey(current_setting('test.a_big')::uuid) j $$,
@@ -274,8 +273,7 @@ select is(
 
 -- acting as anon
 reset role;
-set local role anon;
-select set_config('request.jwt.claims', '', true);
+select tests.clear_authentication();
 select throws_ok($$ select private.journey_list_json(null, 'recent') $$, '42501', null,
   'anon cannot read enrollments or learning events, so the list statement fails');
 select ok(

@@ -18,7 +18,7 @@ select results_eq(
   'learning verbs are started, completed, mastered, bookmarked');
 
 -- acting as anon
-set local role anon;
+select tests.clear_authentication();
 select is(
   jsonb_array_length(api.get_metadata() -> 'difficulty_levels'), 4,
   'anon reads the metadata through api.get_metadata');

@@ -1,6 +1,7 @@
--- The Supabase platform shim and the dispatcher.
+-- The request roles and auth.* functions of the Supabase platform shim, and the dispatcher that
+-- runs an api function as a request role.
 begin;
-select plan(14);
+select plan(15);
 
 select has_role('anon', 'the anon request role exists');
 select has_role('authenticated', 'the authenticated request role exists');
@@ -8,19 +9,22 @@ select has_role('service_role', 'the service_role role exists');
 select has_schema('extensions', 'the extensions schema exists');
 select has_function('auth', 'uid', '{}'::name[], 'auth.uid() exists');
 
--- acting as nobody: no claims means no user
-select set_config('request.jwt.claims', '', true);
+select tests.create_user('alice', email => 'a@example.com');
+
+-- acting as anon: no claims means no user
+select tests.clear_authentication();
+select is(current_setting('request.jwt.claims', true), '', 'an anonymous caller''s claims are the empty string a pooled connection keeps');
 select is(auth.uid(), null, 'auth.uid() is null when no claims are set (empty string on a pooled connection)');
 
--- acting as a user
-select set_config('request.jwt.claims', '{"sub":"11111111-1111-4111-8111-111111111111","role":"authenticated","email":"a@example.com"}', true);
-select is(auth.uid(), '11111111-1111-4111-8111-111111111111'::uuid, 'auth.uid() reads sub from request.jwt.claims');
+-- acting as alice
+select tests.authenticate_as('alice');
+select is(auth.uid(), tests.get_user_id('alice'), 'auth.uid() reads sub from request.jwt.claims');
 select is(auth.role(), 'authenticated', 'auth.role() reads role from request.jwt.claims');
 select is(auth.jwt() ->> 'email', 'a@example.com', 'auth.jwt() returns the whole claims document');
-select set_config('request.jwt.claims', '', true);
+reset role;
 
 select is(
-  private.dispatch('authenticated', '{"sub":"22222222-2222-4222-8222-222222222222","role":"authenticated"}', 'api.get_metadata()', '{}'::jsonb)::jsonb -> 'difficulty_levels' -> 0 ->> 'value',
+  private.dispatch('authenticated', tests.get_claims('alice')::text, 'api.get_metadata()', '{}'::jsonb)::jsonb -> 'difficulty_levels' -> 0 ->> 'value',
   'beginner',
   'the dispatcher runs an api function and returns its JSON as text');
 -- The dispatcher's settings are transaction-local: in production the statement is its own

@@ -3,6 +3,10 @@ begin;
 select plan(12);
 
 create temporary table attempt (label text primary key, result jsonb);
+-- Whatever content exists before (the seed's) is the baseline a failed import must not change.
+create temporary table before_import as
+select (select count(*)::int from app.snapshots) as snapshots,
+       (select count(*)::int from app.domains) + (select count(*)::int from app.sparks) + (select count(*)::int from app.trails) as content_rows;
 
 -- A bundle with many problems at once.
 insert into attempt select 'broken', private.import_content_bundle('{
@@ -22,9 +26,9 @@ insert into attempt select 'broken', private.import_content_bundle('{
 
 select is((select result ->> 'status' from attempt where label = 'broken'), 'failed', 'an invalid bundle fails');
 select is((select result -> 'snapshot_id' from attempt where label = 'broken'), 'null'::jsonb, 'a failed import has no snapshot');
-select is((select count(*)::int from app.snapshots), 0, 'a failed import writes no snapshot');
+select is((select count(*)::int from app.snapshots), (select snapshots from before_import), 'a failed import writes no snapshot');
 select is((select count(*)::int from app.domains) + (select count(*)::int from app.sparks) + (select count(*)::int from app.trails),
-          0, 'a failed import writes no content rows');
+          (select content_rows from before_import), 'a failed import writes no content rows');
 select results_eq(
   $$ select status, error ->> 'code' from app.content_imports where id = (select (result ->> 'import_id')::uuid from attempt where label = 'broken') $$,
   $$ values ('failed', '22023') $$,

@@ -1,11 +1,12 @@
--- The one-statement journeys reads of 20261122130000 (private.journey_list_json,
--- private.journey_detail_json, the stored not-started elements in app.trail_spark_positions):
--- the bodies they build as text are exactly the bytes the reference views give when printed as
--- jsonb, for titles that need JSON escaping, out-of-order and repeated events, every status
--- filter and sort, in another time zone, with derived and with stored positions, and after a
--- promote that renames sparks.
+-- Journey bodies are built as text and are exactly the bytes the reference views give when
+-- printed as jsonb: for titles that need JSON escaping (quotes, backslashes, control characters,
+-- non-ASCII), out-of-order and repeated events, every status filter and sort, in another time
+-- zone, with derived and with stored positions, and after a promote that renames a spark.
 begin;
 select plan(31);
+
+select tests.create_user('alice');
+select tests.create_user('bob');
 
 -- Structure
 select col_not_null('app', 'trail_spark_positions', 'progress_json', 'every stored position has its not-started element');
@@ -21,11 +22,13 @@ select ok(
   not exists (select 1 from pg_catalog.pg_proc p
     where p.proname in ('journey_list_json', 'journey_detail_json', 'spark_progress_json') and (p.prosecdef or p.proconfig is null)),
   'the new private functions are security invoker with a fixed search_path');
-select hasnt_function('private', 'journey_summaries', 'the per-caller helpers of 20261122120000 are gone');
+select hasnt_function('private', 'journey_summaries', 'journeys are computed in one place: the earlier helper private.journey_summaries does not exist');
 
 -- Fixture (as the owner): one published snapshot, not rolled up yet. Titles need escaping
 -- (quotes, backslash, control characters, non-ASCII); trail "plain" has no difficulty; spark 3
 -- sits in both trails; concept order ties break on slug.
+-- The fixture becomes the one current snapshot, whatever was current before (the seed's).
+select tests.archive_current_snapshot();
 insert into app.snapshots (id, name, version_label, status, published_at)
 values ('a3000000-0000-4000-8000-000000000001', 'escapes', 'v1', 'published', now() - interval '1 day');
 insert into app.domains (snapshot_id, id, slug, name)
@@ -53,7 +56,7 @@ insert into app.concept_sparks (snapshot_id, concept_id, spark_id, order_index) 
   ('a3000000-0000-4000-8000-000000000001', 'c3000000-0000-4000-8000-000000000003', 'e3000000-0000-4000-8000-000000000003', 0),
   ('a3000000-0000-4000-8000-000000000001', 'c3000000-0000-4000-8000-000000000003', 'e3000000-0000-4000-8000-000000000005', 1);
 
--- References, from the views of 20261122030000 printed as jsonb (security invoker: RLS applies).
+-- References, from the reference views printed as jsonb (security invoker: RLS applies).
 create temporary view ref_detail with (security_invoker = true) as
 select p.id, (private.journey_list_item(p) || jsonb_build_object(
   'current_concept', case when p.current_concept_id is null then null else
@@ -93,11 +96,12 @@ $f$;
 grant execute on function pg_temp.details_match(text), pg_temp.lists_match(text) to authenticated;
 
 -- A enrolls in both trails, B in one.
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"33333333-3333-4333-8333-333333333333","role":"authenticated"}', true);
+-- acting as alice
+select tests.authenticate_as('alice');
 select set_config('test.a_quoted', api.enroll_in_trail('b3000000-0000-4000-8000-000000000001') ->> 'id', true);
 select set_config('test.a_plain', api.enroll_in_trail('b3000000-0000-4000-8000-000000000002') ->> 'id', true);
-select set_config('request.jwt.claims', '{"sub":"44444444-4444-4444-8444-444444444444","role":"authenticated"}', true);
+-- acting as bob
+select tests.authenticate_as('bob');
 select set_config('test.b_quoted', api.enroll_in_trail('b3000000-0000-4000-8000-000000000001') ->> 'id', true);
 reset role;
 
@@ -105,20 +109,20 @@ reset role;
 -- after its completion; spark 2 mastered only; spark 3 (in both trails) started, then
 -- bookmarked later; spark 5 bookmarked only. Microseconds survive into the body.
 insert into app.learning_events (user_id, spark_id, verb, occurred_at) values
-  ('33333333-3333-4333-8333-333333333333', 'e3000000-0000-4000-8000-000000000001', 'completed', '2026-05-02 10:00:00.654321+00'),
-  ('33333333-3333-4333-8333-333333333333', 'e3000000-0000-4000-8000-000000000001', 'completed', '2026-05-01 10:00:00.123456+00'),
-  ('33333333-3333-4333-8333-333333333333', 'e3000000-0000-4000-8000-000000000001', 'started', '2026-05-03 09:00:00+00'),
-  ('33333333-3333-4333-8333-333333333333', 'e3000000-0000-4000-8000-000000000002', 'mastered', '2026-04-30 23:59:59.5+00'),
-  ('33333333-3333-4333-8333-333333333333', 'e3000000-0000-4000-8000-000000000003', 'started', '2026-04-01 08:00:00+00'),
-  ('33333333-3333-4333-8333-333333333333', 'e3000000-0000-4000-8000-000000000003', 'bookmarked', '2026-06-01 08:00:00+00'),
-  ('33333333-3333-4333-8333-333333333333', 'e3000000-0000-4000-8000-000000000005', 'bookmarked', '2026-03-01 08:00:00+00');
+  (tests.get_user_id('alice'), 'e3000000-0000-4000-8000-000000000001', 'completed', '2026-05-02 10:00:00.654321+00'),
+  (tests.get_user_id('alice'), 'e3000000-0000-4000-8000-000000000001', 'completed', '2026-05-01 10:00:00.123456+00'),
+  (tests.get_user_id('alice'), 'e3000000-0000-4000-8000-000000000001', 'started', '2026-05-03 09:00:00+00'),
+  (tests.get_user_id('alice'), 'e3000000-0000-4000-8000-000000000002', 'mastered', '2026-04-30 23:59:59.5+00'),
+  (tests.get_user_id('alice'), 'e3000000-0000-4000-8000-000000000003', 'started', '2026-04-01 08:00:00+00'),
+  (tests.get_user_id('alice'), 'e3000000-0000-4000-8000-000000000003', 'bookmarked', '2026-06-01 08:00:00+00'),
+  (tests.get_user_id('alice'), 'e3000000-0000-4000-8000-000000000005', 'bookmarked', '2026-03-01 08:00:00+00');
 -- B completes spark 4 only.
 insert into app.learning_events (user_id, spark_id, verb, occurred_at) values
-  ('44444444-4444-4444-8444-444444444444', 'e3000000-0000-4000-8000-000000000004', 'completed', '2026-05-05 05:05:05+00');
+  (tests.get_user_id('bob'), 'e3000000-0000-4000-8000-000000000004', 'completed', '2026-05-05 05:05:05+00');
 
 -- Derived positions (no rollups yet)
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"33333333-3333-4333-8333-333333333333","role":"authenticated"}', true);
+-- acting as alice
+select tests.authenticate_as('alice');
 select pg_temp.details_match('derived positions: A''s details are the reference bytes');
 select pg_temp.lists_match('derived positions: A''s lists, every status filter and sort, are the reference bytes');
 select ok(
@@ -143,7 +147,8 @@ set local timezone = 'America/St_Johns';
 select pg_temp.details_match('in another time zone (-02:30/-03:30) the details still match the reference bytes');
 select pg_temp.lists_match('in another time zone the lists still match the reference bytes');
 reset timezone;
-select set_config('request.jwt.claims', '{"sub":"44444444-4444-4444-8444-444444444444","role":"authenticated"}', true);
+-- acting as bob
+select tests.authenticate_as('bob');
 select pg_temp.details_match('derived positions: B''s detail is the reference bytes (B''s own events only)');
 select throws_ok(
   format('select api.get_user_journey(%L)', current_setting('test.a_quoted')),
@@ -168,8 +173,8 @@ select ok(
    where p.snapshot_id = 'a3000000-0000-4000-8000-000000000001'),
   'each stored element is valid JSON');
 
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"33333333-3333-4333-8333-333333333333","role":"authenticated"}', true);
+-- acting as alice
+select tests.authenticate_as('alice');
 select pg_temp.details_match('stored positions: A''s details are the reference bytes');
 select pg_temp.lists_match('stored positions: A''s lists are the reference bytes');
 select is(
@@ -219,15 +224,14 @@ select is(
   '{"title": "Four, \"renamed\"", "status": "not_started", "spark_id": "e3000000-0000-4000-8000-000000000004", "completed_at": null}',
   'the new snapshot stores the renamed spark''s element');
 
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"33333333-3333-4333-8333-333333333333","role":"authenticated"}', true);
+-- acting as alice
+select tests.authenticate_as('alice');
 select pg_temp.details_match('after the promote: A''s details are the reference bytes (read from snapshot 2)');
 select pg_temp.lists_match('after the promote: A''s lists are the reference bytes');
 reset role;
 
--- anon
-set local role anon;
-select set_config('request.jwt.claims', '', true);
+-- acting as anon
+select tests.clear_authentication();
 select throws_ok($$ select api.get_user_journey('a3000000-0000-4000-8000-000000000001') $$, '28000', 'a signed-in user is required',
   'anon calling api.get_user_journey is unauthorized');
 

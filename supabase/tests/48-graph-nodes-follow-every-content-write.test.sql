@@ -1,10 +1,14 @@
--- app.spark_graph_nodes (20261122150000_spark_graph_nodes.sql): after every kind of write to
--- sparks, prerequisite links, stored rounds and snapshots, the maintained rows equal their
--- derivation from app.sparks, app.spark_links and app.spark_rounds, and the graph and path
--- bodies built from them stay the documents of the spec.
+-- app.spark_graph_nodes follows every write: after every kind of write to sparks, prerequisite
+-- links, stored rounds and snapshots, its rows equal their derivation from app.sparks,
+-- app.spark_links and app.spark_rounds, and the graph and path bodies built from them stay the
+-- documents of the spec.
 begin;
 select plan(27);
 
+select tests.create_user('learner');
+
+-- The fixture becomes the one current snapshot, whatever was current before (the seed's).
+select tests.archive_current_snapshot();
 insert into app.snapshots (id, name, version_label, status, published_at)
 values ('48000000-0000-0000-0000-000000000000', 'graph nodes fixture', 'v48', 'published', now()),
        ('48000000-0000-0000-0000-000000000001', 'graph nodes draft', 'v48b', 'draft', null);
@@ -143,12 +147,13 @@ delete from app.snapshots where id = '48000000-0000-0000-0000-000000000001';
 select set_eq('select * from pg_temp.stored()', 'select * from pg_temp.expected()', 'a deleted snapshot leaves no rows');
 
 -- Request roles read, never write.
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"48000000-0000-0000-0000-0000000000aa","role":"authenticated"}', true);
+-- acting as a signed-in learner
+select tests.authenticate_as('learner');
 select isnt_empty('select 1 from app.spark_graph_nodes', 'signed-in users read the rows');
 select throws_ok($$ delete from app.spark_graph_nodes $$, '42501', null, 'signed-in users cannot write them');
 reset role;
-set local role anon;
+-- acting as anon
+select tests.clear_authentication();
 select throws_ok($$ select private.refresh_spark_graph_nodes('{}', '{}') $$, '42501', null,
   'request roles cannot run the refresh');
 reset role;

@@ -3,6 +3,9 @@
 begin;
 select plan(26);
 
+select tests.create_user('alice');
+select tests.create_user('bob');
+
 select is(
   (select count(*)::int from pg_catalog.pg_class c
    where c.relnamespace = 'app'::regnamespace and c.relkind = 'v'
@@ -18,6 +21,8 @@ select ok(
   'no journeys function is security definer');
 
 -- Fixture (as the owner): one published snapshot with one trail of two sparks.
+-- The fixture becomes the one current snapshot, whatever was current before (the seed's).
+select tests.archive_current_snapshot();
 insert into app.snapshots (id, name, version_label, status, published_at)
 values ('a0000000-0000-4000-8000-000000000001', 'rls', 'v1', 'published', now());
 insert into app.domains (snapshot_id, id, slug, name)
@@ -35,22 +40,21 @@ insert into app.concept_sparks (snapshot_id, concept_id, spark_id, order_index) 
   ('a0000000-0000-4000-8000-000000000001', 'c0000000-0000-4000-8000-000000000001', 'e0000000-0000-4000-8000-000000000001', 0),
   ('a0000000-0000-4000-8000-000000000001', 'c0000000-0000-4000-8000-000000000001', 'e0000000-0000-4000-8000-000000000002', 1);
 
--- acting as user A
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"11111111-1111-4111-8111-111111111111","role":"authenticated"}', true);
+-- acting as alice (user A)
+select tests.authenticate_as('alice');
 select set_config('test.enrollment_a', api.enroll_in_trail('b0000000-0000-4000-8000-000000000001') ->> 'id', true);
 select lives_ok(
   $$ select api.record_learning_event('e0000000-0000-4000-8000-000000000001', 'completed', now() - interval '1 minute', 'a-key-1') $$,
   'user A records a learning event');
 select results_eq(
   $$ select user_id, trail_id from app.enrollments $$,
-  $$ values ('11111111-1111-4111-8111-111111111111'::uuid, 'b0000000-0000-4000-8000-000000000001'::uuid) $$,
+  $$ values (tests.get_user_id('alice')::uuid, 'b0000000-0000-4000-8000-000000000001'::uuid) $$,
   'user A sees their own enrollment, owned by A');
 select is((select count(*)::int from app.learning_events), 1, 'user A sees their own learning event');
 select is(jsonb_array_length((api.list_user_journeys())::jsonb -> 'data'), 1, 'user A lists their one journey');
 
--- acting as user B
-select set_config('request.jwt.claims', '{"sub":"22222222-2222-4222-8222-222222222222","role":"authenticated"}', true);
+-- acting as bob (user B)
+select tests.authenticate_as('bob');
 select is_empty($$ select * from app.enrollments $$, 'user B sees none of user A''s enrollments');
 select is_empty($$ select * from app.learning_events $$, 'user B sees none of user A''s learning events');
 select is_empty($$ select * from app.journey_progress $$, 'user B sees none of user A''s derived progress');
@@ -61,12 +65,12 @@ select throws_ok(
   'user B gets not found for user A''s enrollment id');
 select throws_ok(
   $$ insert into app.enrollments (user_id, trail_id)
-     values ('11111111-1111-4111-8111-111111111111', 'b0000000-0000-4000-8000-000000000001') $$,
+     values (tests.get_user_id('alice'), 'b0000000-0000-4000-8000-000000000001') $$,
   '42501', null,
   'user B cannot create an enrollment for user A');
 select throws_ok(
   $$ insert into app.learning_events (user_id, spark_id, verb)
-     values ('11111111-1111-4111-8111-111111111111', 'e0000000-0000-4000-8000-000000000001', 'completed') $$,
+     values (tests.get_user_id('alice'), 'e0000000-0000-4000-8000-000000000001', 'completed') $$,
   '42501', null,
   'user B cannot record a learning event for user A');
 select throws_ok(
@@ -90,8 +94,8 @@ select results_eq(
   $$ values ('in_progress', 0) $$,
   'user B''s progress ignores user A''s completed event');
 
--- acting as user A again
-select set_config('request.jwt.claims', '{"sub":"11111111-1111-4111-8111-111111111111","role":"authenticated"}', true);
+-- acting as alice (user A) again
+select tests.authenticate_as('alice');
 select results_eq(
   $$ select count(*)::int, min(id::text) from app.enrollments $$,
   $$ values (1, current_setting('test.enrollment_a')) $$,
@@ -102,13 +106,12 @@ select is(
 
 -- acting as anon (service callers reach the database as anon)
 reset role;
-select set_config('request.jwt.claims', '', true);
-set local role anon;
+select tests.clear_authentication();
 select throws_ok($$ select * from app.enrollments $$, '42501', null, 'anon cannot read enrollments');
 select throws_ok($$ select * from app.learning_events $$, '42501', null, 'anon cannot read learning events');
 select throws_ok(
   $$ insert into app.enrollments (user_id, trail_id)
-     values ('11111111-1111-4111-8111-111111111111', 'b0000000-0000-4000-8000-000000000001') $$,
+     values (tests.get_user_id('alice'), 'b0000000-0000-4000-8000-000000000001') $$,
   '42501', null,
   'anon cannot create an enrollment');
 select throws_ok(

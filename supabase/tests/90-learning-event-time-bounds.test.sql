@@ -2,17 +2,20 @@
 -- more than 5 minutes ahead); the bound itself and recent times are accepted.
 begin;
 select plan(9);
+
+select tests.create_user('alice');
 set local timezone to 'UTC';
 
 -- Fixture (as the owner): one published snapshot with one spark.
+-- The fixture becomes the one current snapshot, whatever was current before (the seed's).
+select tests.archive_current_snapshot();
 insert into app.snapshots (id, name, version_label, status, published_at)
 values ('a9000000-0000-4000-8000-000000000001', 'bounds', 'v1', 'published', now());
 insert into app.sparks (snapshot_id, id, slug, title, difficulty, estimated_mins)
 values ('a9000000-0000-4000-8000-000000000001', 'e9000000-0000-4000-8000-000000000001', 'bounded', 'Bounded', 'beginner', 5);
 
 -- acting as user A
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"19000000-0000-4000-8000-000000000001","role":"authenticated"}', true);
+select tests.authenticate_as('alice');
 
 select throws_ok(
   $$ select api.record_learning_event('e9000000-0000-4000-8000-000000000001', 'started', '1999-12-31T23:59:59.999999Z') $$,
@@ -33,9 +36,11 @@ select throws_ok(
 
 reset role;
 select is(
-  (select count(*)::int from app.learning_events where user_id = '19000000-0000-4000-8000-000000000001'),
+  (select count(*)::int from app.learning_events where user_id = tests.get_user_id('alice')),
   0, 'refused events leave no row');
-set local role authenticated;
+
+-- acting as alice again
+select tests.authenticate_as('alice');
 
 select is(
   api.record_learning_event('e9000000-0000-4000-8000-000000000001', 'started', '2000-01-01T00:00:00Z') ->> 'created',

@@ -1,8 +1,12 @@
--- Search ranking basics: weighted english full-text, accent-insensitive, facets over all
--- matches, typo fallback, and autocomplete tiers.
+-- Search ranks weighted English full-text matches, ignores accents, counts facets over all
+-- matches, falls back to typo-tolerant matches, and completes prefixes in tiers.
 begin;
 select plan(17);
 
+select tests.create_user('learner');
+
+-- The fixture becomes the one current snapshot, whatever was current before (the seed's).
+select tests.archive_current_snapshot();
 insert into app.snapshots (id, name, version_label, status, published_at)
 values ('42000000-0000-0000-0000-000000000000', 'search fixture', 'v42', 'published', now());
 insert into app.sparks (snapshot_id, id, slug, title, summary, difficulty, estimated_mins)
@@ -43,8 +47,7 @@ select ok(
   'the title index uses trigram operators on the normalised title');
 
 -- acting as a signed-in learner
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"42000000-0000-0000-0000-0000000000aa","role":"authenticated"}', true);
+select tests.authenticate_as('learner');
 
 select is((pg_temp.slugs(api.search_content('window functions')))[1], 'window-functions',
   'a title match outranks the same words in a summary');

@@ -1,8 +1,12 @@
--- api.get_spark_graph walks prerequisite links with recursive CTEs: shortest depths, edges
--- inside the subgraph, depth cut-off, and termination on cyclic data.
+-- api.get_spark_graph walks prerequisite links: each node once at its shortest depth, only the
+-- edges inside the subgraph, a depth cut-off, and an end on cyclic data.
 begin;
 select plan(17);
 
+select tests.create_user('learner');
+
+-- The fixture becomes the one current snapshot, whatever was current before (the seed's).
+select tests.archive_current_snapshot();
 insert into app.snapshots (id, name, version_label, status, published_at)
 values ('40000000-0000-0000-0000-000000000000', 'graph fixture', 'v40', 'published', now());
 
@@ -33,8 +37,7 @@ grant execute on function pg_temp.spark(text) to anon, authenticated;
 grant execute on function pg_temp.depths(jsonb) to anon, authenticated;
 
 -- acting as a signed-in learner
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"40000000-0000-0000-0000-0000000000aa","role":"authenticated"}', true);
+select tests.authenticate_as('learner');
 
 select is(pg_temp.depths(api.get_spark_graph('d-bottom')::jsonb),
   '{"d-bottom":0,"d-left":1,"d-right":1,"d-top":2}'::jsonb,
@@ -78,7 +81,7 @@ select throws_ok($$ select api.get_spark_graph('c1', 'ancestors', 11) $$, '22023
 reset role;
 
 -- acting as anon: content is public, the function works for any request role
-set local role anon;
+select tests.clear_authentication();
 select is(jsonb_array_length(api.get_spark_graph('d-bottom')::jsonb -> 'nodes'), 4,
   'anon reads the same graph');
 reset role;

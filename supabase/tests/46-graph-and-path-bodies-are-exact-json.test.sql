@@ -1,15 +1,18 @@
--- The graph and path bodies are assembled as JSON text and returned as json, i.e. that text
--- unchanged (20261122110000_graph_traversal_speed.sql, 20261122110100_learning_path_rounds.sql): the
--- exact documents, the exact text (the same bytes jsonb would print), the links between nodes of
--- the last level, links that only the outgoing probe of `both` finds, and string escaping.
+-- The graph and learning-path bodies are returned as the JSON text they are built as: the exact
+-- documents, the exact text (the bytes jsonb would print), the links between nodes of the last
+-- level, the links only the outgoing walk of `both` finds, and escaped strings.
 begin;
 select plan(15);
+
+select tests.create_user('learner');
 
 select is(array(select pg_catalog.pg_get_function_result(p.oid) from pg_catalog.pg_proc p
                 where p.oid in ('api.get_spark_graph(text, text, integer, uuid)'::regprocedure,
                                 'api.get_learning_path(text, boolean, uuid)'::regprocedure)),
   array['json', 'json'], 'both functions return json: the built text, never parsed into jsonb');
 
+-- The fixture becomes the one current snapshot, whatever was current before (the seed's).
+select tests.archive_current_snapshot();
 insert into app.snapshots (id, name, version_label, status, published_at)
 values ('46000000-0000-0000-0000-000000000000', 'graph body fixture', 'v46', 'published', now());
 
@@ -41,8 +44,7 @@ create function pg_temp.edges(graph jsonb) returns text[] language sql as
 grant execute on function pg_temp.edges(jsonb) to anon, authenticated;
 
 -- acting as a signed-in learner
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"46000000-0000-0000-0000-0000000000aa","role":"authenticated"}', true);
+select tests.authenticate_as('learner');
 
 select is(api.get_spark_graph('g-r', 'ancestors', 1)::jsonb,
   '{"root_id": "46000000-0000-0000-0000-000000000001", "direction": "ancestors", "max_depth": 1,
@@ -104,14 +106,16 @@ select is(api.get_learning_path('g-b', false)::jsonb -> 'path',
 reset role;
 
 insert into app.learning_events (user_id, spark_id, verb, occurred_at)
-values ('46000000-0000-0000-0000-0000000000aa', '46000000-0000-0000-0000-00000000000a', 'mastered', now());
-set local role authenticated;
+values (tests.get_user_id('learner'), '46000000-0000-0000-0000-00000000000a', 'mastered', now());
+-- acting as the learner again
+select tests.authenticate_as('learner');
 select is(api.get_learning_path('g-r')::jsonb - 'path',
   '{"target_id": "46000000-0000-0000-0000-000000000001", "total_mins": 24, "skipped_count": 1}'::jsonb,
   'a mastered step is skipped, counted and left out of total_mins');
 reset role;
 
-set local role anon;
+-- acting as anon
+select tests.clear_authentication();
 select is(api.get_learning_path('g-r')::jsonb ->> 'skipped_count', '0',
   'anon skips nothing');
 reset role;

@@ -49,6 +49,8 @@ select is((
 -- ---------------------------------------------------------------------------------------------
 -- A small catalog (as the owner, the way imports write content)
 -- ---------------------------------------------------------------------------------------------
+-- The fixture becomes the one current snapshot, whatever was current before (the seed's).
+select tests.archive_current_snapshot();
 insert into app.snapshots (id, name, version_label, status, published_at) values
   ('10000000-0000-4000-8000-000000000001', 'current', 'v1', 'published', pg_catalog.now()),
   ('10000000-0000-4000-8000-000000000002', 'draft', 'v2', 'draft', null);
@@ -80,7 +82,7 @@ do $$ begin
 end $$;
 
 -- acting as anon
-set local role anon;
+select tests.clear_authentication();
 
 select is(api.list_discovery_trails(domain => 'data') -> 'data' -> 1 -> 'spark_count', '2'::jsonb,
   'a trail counts a spark placed in two of its concepts once');

@@ -3,6 +3,10 @@
 begin;
 select plan(13);
 
+select tests.create_user('learner');
+
+-- The fixture becomes the one current snapshot, whatever was current before (the seed's).
+select tests.archive_current_snapshot();
 insert into app.snapshots (id, name, version_label, status, published_at)
 values ('47000000-0000-0000-0000-000000000000', 'rounds fixture', 'v47', 'published', now()),
        ('47000000-0000-0000-0000-000000000001', 'rounds cycle fixture', 'v47c', 'draft', null);
@@ -68,8 +72,7 @@ select private.refresh_content_rollups('47000000-0000-0000-0000-000000000000');
 select is(pg_temp.rounds() -> 'r-goal', '3'::jsonb, 'writing the rollups of a snapshot stores its rounds');
 
 -- acting as a signed-in learner
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"47000000-0000-0000-0000-0000000000aa","role":"authenticated"}', true);
+select tests.authenticate_as('learner');
 select isnt_empty($$ select from app.spark_rounds $$, 'request roles read the rounds');
 select throws_ok(
   $$ delete from app.spark_rounds $$,

@@ -3,6 +3,11 @@
 begin;
 select plan(13);
 
+select tests.create_user('learner-one');
+select tests.create_user('learner-two');
+
+-- The fixture becomes the one current snapshot, whatever was current before (the seed's).
+select tests.archive_current_snapshot();
 insert into app.snapshots (id, name, version_label, status, published_at)
 values ('41000000-0000-0000-0000-000000000000', 'path fixture', 'v41', 'published', now());
 
@@ -34,14 +39,13 @@ grant execute on function pg_temp.slugs(jsonb) to anon, authenticated;
 
 -- Learner 1 mastered d-left (twice: counted once) and completed d-right; learner 2 mastered d-top.
 insert into app.learning_events (user_id, spark_id, verb, occurred_at)
-values ('41000000-0000-0000-0000-0000000000a1', pg_temp.spark('d-left'), 'mastered', now() - interval '2 days'),
-       ('41000000-0000-0000-0000-0000000000a1', pg_temp.spark('d-left'), 'mastered', now() - interval '1 day'),
-       ('41000000-0000-0000-0000-0000000000a1', pg_temp.spark('d-right'), 'completed', now()),
-       ('41000000-0000-0000-0000-0000000000a2', pg_temp.spark('d-top'), 'mastered', now());
+values (tests.get_user_id('learner-one'), pg_temp.spark('d-left'), 'mastered', now() - interval '2 days'),
+       (tests.get_user_id('learner-one'), pg_temp.spark('d-left'), 'mastered', now() - interval '1 day'),
+       (tests.get_user_id('learner-one'), pg_temp.spark('d-right'), 'completed', now()),
+       (tests.get_user_id('learner-two'), pg_temp.spark('d-top'), 'mastered', now());
 
 -- acting as learner 1
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"41000000-0000-0000-0000-0000000000a1","role":"authenticated"}', true);
+select tests.authenticate_as('learner-one');
 
 select is(pg_temp.slugs(api.get_learning_path('d-bottom', false)::jsonb), array['d-top', 'd-left', 'd-right', 'd-bottom'],
   'diamond: prerequisites first, ties in a round by title');
@@ -68,13 +72,13 @@ select throws_ok($$ select api.list_spark_links(direction => 'outgoing') $$, '22
   'direction without a spark is invalid input');
 
 -- acting as learner 2: learner 1's events are invisible
-select set_config('request.jwt.claims', '{"sub":"41000000-0000-0000-0000-0000000000a2","role":"authenticated"}', true);
+select tests.authenticate_as('learner-two');
 select is(pg_temp.slugs(api.get_learning_path('d-bottom')::jsonb), array['d-left', 'd-right', 'd-bottom'],
   'only the caller''s own mastered events count');
 reset role;
 
 -- acting as anon: no learning events are readable, so nothing is skipped
-set local role anon;
+select tests.clear_authentication();
 select is((api.get_learning_path('d-bottom')::jsonb ->> 'skipped_count')::int, 0,
   'anonymous callers skip nothing');
 reset role;

@@ -1,11 +1,8 @@
--- Sign-in and sessions: profiles, OAuth attempts, rotation, revocation, dispatch and RLS.
+-- Sessions from sign-in to end: sign-in resolves identities and opens a session, refresh tokens
+-- rotate (a reuse after the grace window revokes the session), the dispatcher refuses tokens of
+-- ended sessions, and logout and cleanup end sessions with their reason.
 begin;
-select plan(41);
-
-select ok((select bool_and(c.relrowsecurity) from pg_class c
-           where c.relnamespace = 'app'::regnamespace
-             and c.relname in ('users', 'sessions', 'refresh_tokens', 'oauth_attempts', 'outbox_events')),
-  'row-level security is enabled on every auth table');
+select plan(25);
 
 -- acting as the API's login role ------------------------------------------------------------
 create temp table signed (label text primary key, r jsonb);
@@ -38,22 +35,6 @@ select results_eq(
   'sign-ins write registered then authenticated to the outbox');
 select is((select ip_address from app.sessions where id = current_setting('t.s2')::uuid), null, 'an unparsable client address is stored as null');
 
--- OAuth attempts
-select private.start_oauth_attempt('google', repeat('1', 64), 'verifier', 'nonce', 'https://app.example.com/', repeat('2', 64), 600);
-select throws_ok($$ select private.consume_oauth_attempt(repeat('1', 64), repeat('3', 64)) $$, '22023',
-  'This sign-in attempt was started in another browser', 'an attempt is bound to the browser that started it');
-select is(private.consume_oauth_attempt(repeat('1', 64), repeat('2', 64)) ->> 'code_verifier', 'verifier',
-  'consuming an attempt returns its PKCE verifier');
-select throws_ok($$ select private.consume_oauth_attempt(repeat('1', 64), repeat('2', 64)) $$, '22023',
-  'This sign-in attempt was already used', 'an attempt is single use');
-select is((select code_verifier from app.oauth_attempts where state_hash = repeat('1', 64)), null, 'a consumed attempt keeps no verifier');
-select throws_ok($$ select private.consume_oauth_attempt(repeat('9', 64), repeat('2', 64)) $$, '22023',
-  'The state parameter does not match any sign-in attempt', 'an unknown state is refused');
-select private.start_oauth_attempt('github', repeat('4', 64), 'v', null, 'https://app.example.com/', repeat('2', 64), 600);
-update app.oauth_attempts set expires_at = now() - interval '1 second' where state_hash = repeat('4', 64);
-select throws_ok($$ select private.consume_oauth_attempt(repeat('4', 64), repeat('2', 64)) $$, '22023',
-  'This sign-in attempt has expired; start again', 'an expired attempt is refused');
-
 -- Refresh rotation
 select is(private.refresh_session(repeat('a', 64), repeat('d', 64), 10, 3600) ->> 'status', 'ok', 'an unused refresh token rotates');
 select is(private.refresh_session(repeat('a', 64), repeat('e', 64), 10, 3600) ->> 'status', 'ok', 'a reuse inside the grace window gets tokens');
@@ -67,20 +48,22 @@ select is(private.refresh_session(repeat('d', 64), repeat('0', 64), 10, 3600) ->
 select is(private.refresh_session(repeat('7', 64), repeat('8', 64), 10, 3600) ->> 'status', 'invalid', 'an unknown refresh token is invalid');
 
 -- The dispatcher checks the session of session-bound tokens
+create temporary view token_claims as
+select label, r -> 'claims' || '{"role": "authenticated", "iss": "sparkpath", "aud": "authenticated"}' as claims from signed;
 select throws_ok(
-  format($$ select private.dispatch('authenticated', '{"sub":"%s","role":"authenticated","session_id":"%s"}', 'api.get_metadata()', '{}') $$,
-    current_setting('t.alice'), current_setting('t.s1')),
+  format($$ select private.dispatch('authenticated', %L, 'api.get_metadata()', '{}') $$,
+    (select claims from token_claims where label = 'a1')),
   '28000', 'Session is no longer active; sign in again', 'the dispatcher refuses a token of a revoked session');
 select throws_ok(
-  format($$ select private.dispatch('authenticated', '{"sub":"%s","role":"authenticated","session_id":"%s"}', 'api.get_metadata()', '{}') $$,
-    current_setting('t.alice_gh'), current_setting('t.s2')),
+  format($$ select private.dispatch('authenticated', %L, 'api.get_metadata()', '{}') $$,
+    (select claims || jsonb_build_object('session_id', current_setting('t.s2')) from token_claims where label = 'b1')),
   '28000', 'Session is no longer active; sign in again', 'the dispatcher refuses a session of another user');
 select throws_ok(
-  format($$ select private.dispatch('authenticated', '{"sub":"%s","role":"authenticated","session_id":"nope"}', 'api.get_metadata()', '{}') $$,
-    current_setting('t.alice')),
+  format($$ select private.dispatch('authenticated', %L, 'api.get_metadata()', '{}') $$,
+    (select claims || '{"session_id": "nope"}' from token_claims where label = 'a1')),
   '28000', 'Session is no longer active; sign in again', 'the dispatcher refuses a malformed session id');
 select is(
-  private.dispatch('authenticated', format('{"sub":"%s","role":"authenticated","session_id":"%s"}', current_setting('t.alice'), current_setting('t.s2')),
+  private.dispatch('authenticated', (select claims::text from token_claims where label = 'a2'),
     'api.get_session()', '{}')::jsonb -> 'session' ->> 'id',
   current_setting('t.s2'), 'the dispatcher runs calls of a live session');
 reset role;
@@ -93,31 +76,6 @@ select is((select event_type from app.outbox_events order by id desc limit 1), '
 update app.sessions set access_expires_at = now() - interval '1 hour', last_activity_at = now() - interval '8 days' where id = current_setting('t.s3')::uuid;
 select is(private.cleanup_sessions() ->> 'sessions_deactivated', '1', 'cleanup deactivates an idle session whose access token expired');
 select is((select end_reason from app.sessions where id = current_setting('t.s3')::uuid), 'idle', 'and records why');
-
--- acting as alice (google identity) ------------------------------------------------------------
-select set_config('t.bob', private.sign_in('github', 'bob-sub', 'bob@example.com', 'Bob', null, null, null, repeat('5', 64), 3600, 604800, 2592000) -> 'user' ->> 'id', true);
-set local role authenticated;
-select set_config('request.jwt.claims', format('{"sub":"%s","role":"authenticated"}', current_setting('t.alice')), true);
-select results_eq($$ select count(*)::int from app.sessions $$, $$ values (2) $$, 'a user sees only their own sessions');
-select throws_ok($$ select access_token_hash from app.sessions $$, '42501', null, 'a user cannot read token hashes, not even their own');
-select throws_ok($$ update app.sessions set active = true $$, '42501', null, 'a user cannot change sessions');
-select throws_ok($$ select * from app.refresh_tokens $$, '42501', null, 'a user cannot read refresh tokens');
-select throws_ok($$ select private.sign_in('google', 'x', 'x@example.com', '', null, null, null, repeat('6', 64), 1, 1, 1) $$,
-  '42501', null, 'a request role cannot call the private sign-in');
-reset role;
-
--- acting as bob
-set local role authenticated;
-select set_config('request.jwt.claims', format('{"sub":"%s","role":"authenticated"}', current_setting('t.bob')), true);
-select results_eq($$ select user_id::text from app.sessions $$, $$ values (current_setting('t.bob')) $$, 'another user sees only their one session');
-select is_empty(format($$ select 1 from app.sessions where user_id = '%s' $$, current_setting('t.alice')), 'alice''s sessions are invisible to bob');
-select results_eq($$ select email from app.users $$, $$ values ('bob@example.com') $$, 'a user reads only their own profile');
-reset role;
-
--- acting as anon
-set local role anon;
-select throws_ok($$ select * from app.sessions $$, '42501', null, 'anon cannot read sessions');
-reset role;
 
 select * from finish();
 rollback;
