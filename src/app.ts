@@ -14,6 +14,7 @@ import { ApiError } from './http/api-error.js';
 import { createErrorHandler, createNotFoundHandler } from './http/error-handler.js';
 import { requestLogging } from './http/request-id.js';
 import { validationFailure } from './http/router.js';
+import { createRouteServices, provideServices } from './http/services.js';
 import { metadataRouter } from './routes/metadata/index.js';
 import { discoveryRouter } from './routes/discovery/index.js';
 import { domainsRouter } from './routes/domains/index.js';
@@ -86,14 +87,15 @@ export function createApp(deps: AppDeps) {
     }),
   );
 
-  app.route('/metadata', metadataRouter(rpc));
-  app.route('/discovery/domains', domainsRouter(rpc));
-  app.route('/discovery', discoveryRouter(rpc));
-  app.route('/snapshots', snapshotsRouter(rpc));
-  app.route('/auth', authRouter(resolveAuth(deps), rpc, config));
-  app.route('/user', journeysRouter(rpc));
-  app.route('/search', searchRouter(rpc));
-  app.route('/graph', graphRouter(rpc));
+  app.use(provideServices(createRouteServices({ rpc, auth: resolveAuth(deps), config })));
+  app.route('/metadata', metadataRouter());
+  app.route('/discovery/domains', domainsRouter());
+  app.route('/discovery', discoveryRouter());
+  app.route('/snapshots', snapshotsRouter());
+  app.route('/auth', authRouter());
+  app.route('/user', journeysRouter());
+  app.route('/search', searchRouter());
+  app.route('/graph', graphRouter());
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

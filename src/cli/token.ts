@@ -45,8 +45,8 @@ if (values.help) {
 }
 const email = values.email?.trim().toLowerCase();
 if (!email || !/^[^@\s]+@[^@\s]+$/.test(email)) fail(USAGE);
-if (values.role && !USER_ROLES.includes(values.role as never)) fail(`--role must be one of ${USER_ROLES.join(', ')}`);
-if (values.plan && !SUBSCRIPTION_PLANS.includes(values.plan as never)) fail(`--plan must be one of ${SUBSCRIPTION_PLANS.join(', ')}`);
+if (values.role && !USER_ROLES.some((role) => role === values.role)) fail(`--role must be one of ${USER_ROLES.join(', ')}`);
+if (values.plan && !SUBSCRIPTION_PLANS.some((plan) => plan === values.plan)) fail(`--plan must be one of ${SUBSCRIPTION_PLANS.join(', ')}`);
 
 const database = await openDatabase(config);
 const sql = postgres(database.url, { max: 2, onnotice: () => undefined });

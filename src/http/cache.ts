@@ -121,7 +121,7 @@ export function createSnapshotReader(rpc: Rpc, options: SnapshotReaderOptions = 
     c: Context<AppEnv>,
     fn: F,
     args: ApiArgs<F> & { snapshot_id?: string },
-  ): Promise<never> {
+  ): Promise<Response> {
     const db = c.get('context').db;
     const resolved = JSON.parse(await rpc.call('resolve_snapshot', { snapshot_id: args.snapshot_id }, db)) as ResolvedSnapshot;
     const etag = snapshotEtag(resolved.version, fn, args as Record<string, unknown>);
@@ -133,13 +133,13 @@ export function createSnapshotReader(rpc: Rpc, options: SnapshotReaderOptions = 
     // asks whether a body exists, which the query (or a kept body) has to tell: an unknown slug
     // stays a 404.
     const condition = ifNoneMatch(c.req.header('if-none-match'), etag);
-    if (condition === 'tag') return c.body(null, 304, headers) as never;
+    if (condition === 'tag') return c.body(null, 304, headers);
     let body = cache.get(etag);
     if (body === undefined) {
       body = await rpc.call(fn, { ...args, snapshot_id: resolved.snapshot_id ?? undefined }, db);
       cache.set(etag, body);
     }
-    if (condition === 'any') return c.body(null, 304, headers) as never;
+    if (condition === 'any') return c.body(null, 304, headers);
     return sendJsonText(c, body, 200, headers);
   };
 }

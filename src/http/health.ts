@@ -1,5 +1,4 @@
 import { createRoute } from '@hono/zod-openapi';
-import type { Rpc } from '../db/rpc.js';
 import type { createRouter } from './router.js';
 import { HealthSchema, jsonContent } from './schemas.js';
 
@@ -7,7 +6,7 @@ import { HealthSchema, jsonContent } from './schemas.js';
  * Adds `GET /health` to an area's router: 200 `{status:"ok",checks:{database:"ok"}}`, or 503
  * naming the failing check. Each area shares this one implementation.
  */
-export function addHealthRoute(router: ReturnType<typeof createRouter>, rpc: Rpc, tag: string) {
+export function addHealthRoute(router: ReturnType<typeof createRouter>, tag: string) {
   const route = createRoute({
     method: 'get',
     path: '/health',
@@ -22,7 +21,7 @@ export function addHealthRoute(router: ReturnType<typeof createRouter>, rpc: Rpc
   router.openapi(route, async (c) => {
     c.header('Cache-Control', 'no-store');
     try {
-      await rpc.ping();
+      await c.var.services.rpc.ping();
       return c.json({ status: 'ok' as const, checks: { database: 'ok' as const } }, 200);
     } catch {
       return c.json({ status: 'unavailable' as const, checks: { database: 'unavailable' as const } }, 503);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { requestJson } from '../helpers/requests.js';
 import { insertCatalog, type CatalogSpec, type InsertedCatalog } from '../helpers/content.js';
 import { signToken } from '../helpers/tokens.js';
 
@@ -60,10 +61,7 @@ describe('discovery routes', () => {
   });
   afterAll(() => t.close());
 
-  const get = async (path: string, init?: RequestInit) => {
-    const res = await t.app.request(path, init);
-    return { res, body: res.status === 304 ? null : await res.json() };
-  };
+  const get = (path: string, init?: RequestInit) => requestJson(t, path, init);
 
   describe('GET /discovery/domains', () => {
     it('returns published domains in name order with derived counts and trail previews', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { requestJson } from '../helpers/requests.js';
 import { insertCatalog, type InsertedCatalog } from '../helpers/content.js';
 import { testUser, TEST_SERVICE_SECRET } from '../helpers/tokens.js';
 import { LearningPathSchema, SparkGraphSchema, SparkLinksSchema } from '../../src/routes/graph/graph.routes.js';
@@ -55,10 +56,7 @@ describe('graph routes', () => {
   });
   afterAll(() => t.close());
 
-  const get = async (path: string, headers: Record<string, string> = user.headers) => {
-    const res = await t.app.request(path, { headers });
-    return { res, body: await res.json() };
-  };
+  const get = (path: string, headers: Record<string, string> = user.headers) => requestJson(t, path, { headers });
   const depths = (body: GraphBody) => Object.fromEntries(body.nodes.map((n) => [n.slug, n.depth]));
   const edgePairs = (body: GraphBody) => {
     const slug = new Map(body.nodes.map((n) => [n.id, n.slug]));
