@@ -37,7 +37,7 @@ begin
       end if;
     elsif named_session.active
       and named_session.user_id = (claims ->> 'sub')::uuid
-      and pg_catalog.least(named_session.expires_at,
+      and least(named_session.expires_at,
             named_session.last_activity_at + pg_catalog.make_interval(secs => named_session.idle_timeout_seconds))
           > pg_catalog.now() then
       return;
