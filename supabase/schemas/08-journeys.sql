@@ -2,6 +2,116 @@
 -- the current snapshot); the primary key leads with snapshot_id.
 create index trails_entity_id on app.trails (id, snapshot_id);
 
+-- The rules every journey read shares, each stated once.
+
+-- private.journey_trail
+-- Purpose: which snapshot's copy of a trail answers a journey: the current (published) snapshot
+--          when the trail is in it; otherwise the most recently published snapshot that still had
+--          the trail (the trail was removed; the learner keeps seeing it as it last was). Drafts
+--          never count; no row when no published or archived snapshot has the trail.
+-- Returns: (snapshot_id, slug, title, difficulty_level, rolled_up: whether the snapshot's
+--          app.trail_spark_positions are filled).
+create or replace function private.journey_trail(trail_id uuid)
+returns table(snapshot_id uuid, slug text, title text, difficulty_level text, rolled_up boolean)
+language sql
+stable
+rows 1
+set search_path = ''
+as $$
+  select tr.snapshot_id, tr.slug, tr.title, tr.difficulty_level,
+    exists (select from app.snapshot_rollups r where r.snapshot_id = tr.snapshot_id)
+  from app.trails tr
+  join app.snapshots s on s.id = tr.snapshot_id
+  where tr.id = journey_trail.trail_id
+    and s.status in ('published', 'archived')
+  order by (s.status = 'published') desc, s.published_at desc nulls last, s.created_at desc, s.id
+  limit 1
+$$;
+comment on function private.journey_trail(uuid) is
+  'The snapshot copy of a trail that answers a journey: current if the trail is there, else the latest published/archived one that had it; with whether that snapshot is rolled up.';
+grant execute on function private.journey_trail(uuid) to anon, authenticated;
+
+-- private.spark_status
+-- Purpose: a learner's status on one spark: completed by a completed or mastered event, in
+--          progress after a started one, else not started (a bookmark alone changes nothing).
+create or replace function private.spark_status(completed_at timestamp with time zone, started boolean)
+returns text
+language sql
+immutable
+set search_path = ''
+as $$
+  select case
+    when spark_status.completed_at is not null then 'completed'
+    when spark_status.started then 'in_progress'
+    else 'not_started'
+  end
+$$;
+comment on function private.spark_status(timestamp with time zone, boolean) is
+  'completed | in_progress | not_started from a spark''s first completion time and whether it was started.';
+grant execute on function private.spark_status(timestamp with time zone, boolean) to anon, authenticated;
+
+-- private.journey_status
+-- Purpose: an enrollment's status from its spark counts: completed when the trail has sparks and
+--          all are completed; in progress when any is started or completed; else not started (a
+--          trail with no sparks stays not started).
+create or replace function private.journey_status(total_sparks integer, completed_sparks integer, touched_sparks integer)
+returns text
+language sql
+immutable
+set search_path = ''
+as $$
+  select case
+    when journey_status.total_sparks > 0 and journey_status.completed_sparks = journey_status.total_sparks then 'completed'
+    when journey_status.touched_sparks > 0 then 'in_progress'
+    else 'not_started'
+  end
+$$;
+comment on function private.journey_status(integer, integer, integer) is
+  'completed | in_progress | not_started from an enrollment''s total, completed and touched (started or completed) spark counts.';
+grant execute on function private.journey_status(integer, integer, integer) to anon, authenticated;
+
+-- private.caller_spark_states
+-- Purpose: the caller's progress on each spark they have events on, whichever trail the events
+--          were recorded from (progress belongs to the spark).
+-- Returns: (spark_id, completed_at: the first completed or mastered event, started: a started
+--          event exists, last_event_at: the latest event of any verb).
+create or replace function private.caller_spark_states()
+returns table(spark_id uuid, completed_at timestamp with time zone, started boolean, last_event_at timestamp with time zone)
+language sql
+stable
+set search_path = ''
+as $$
+  select
+    le.spark_id,
+    pg_catalog.min(le.occurred_at) filter (where le.verb in ('completed', 'mastered')),
+    pg_catalog.bool_or(le.verb = 'started'),
+    pg_catalog.max(le.occurred_at)
+  from app.learning_events le
+  where le.user_id = (select auth.uid())
+  group by le.spark_id
+$$;
+comment on function private.caller_spark_states() is
+  'Per spark the caller has learning events on: first completion (completed or mastered), whether started, last event time.';
+grant execute on function private.caller_spark_states() to anon, authenticated;
+
+-- private.spark_progress_json
+-- Purpose: one spark_progress element of a journey: {spark_id, title, status, completed_at}.
+create or replace function private.spark_progress_json(title text, spark_id uuid, status text, completed_at timestamp with time zone)
+returns jsonb
+language sql
+immutable
+set search_path = ''
+as $$
+  select pg_catalog.jsonb_build_object(
+    'spark_id', spark_progress_json.spark_id,
+    'title', spark_progress_json.title,
+    'status', spark_progress_json.status,
+    'completed_at', spark_progress_json.completed_at)
+$$;
+comment on function private.spark_progress_json(text,uuid,text,timestamp with time zone) is
+  'One spark_progress element {spark_id, title, status, completed_at} of a journey.';
+grant execute on function private.spark_progress_json(text,uuid,text,timestamp with time zone) to anon, authenticated;
+
 -- The content snapshot an enrollment is measured against: the current (published) snapshot when
 -- the trail is in it; otherwise the most recently published snapshot that still had the trail
 -- (the trail was removed; the learner keeps seeing the trail as it last was). Drafts never count.
@@ -17,15 +127,7 @@ select
   t.title as trail_title,
   t.difficulty_level as trail_difficulty_level
 from app.enrollments e
-cross join lateral (
-  select tr.snapshot_id, tr.slug, tr.title, tr.difficulty_level
-  from app.trails tr
-  join app.snapshots s on s.id = tr.snapshot_id
-  where tr.id = e.trail_id
-    and s.status in ('published', 'archived')
-  order by (s.status = 'published') desc, s.published_at desc nulls last, s.created_at desc, s.id
-  limit 1
-) t;
+cross join lateral private.journey_trail(e.trail_id) t;
 comment on view app.journey_trails is
   'Each visible enrollment with the snapshot its trail is read from: current if the trail is there, else the latest published/archived one that had it.';
 grant select on app.journey_trails to authenticated;
@@ -71,11 +173,7 @@ select
   js.spark_id,
   js.spark_slug,
   js.spark_title,
-  case
-    when p.completed_at is not null then 'completed'
-    when p.started then 'in_progress'
-    else 'not_started'
-  end as status,
+  private.spark_status(p.completed_at, p.started) as status,
   p.completed_at,
   p.last_event_at
 from app.journey_sparks js
@@ -118,11 +216,7 @@ select
   a.total_sparks,
   a.completed_sparks,
   case when a.total_sparks > 0 then (100 * a.completed_sparks) / a.total_sparks else 0 end as progress_percent,
-  case
-    when a.total_sparks > 0 and a.completed_sparks = a.total_sparks then 'completed'
-    when a.touched_sparks > 0 then 'in_progress'
-    else 'not_started'
-  end as status,
+  private.journey_status(a.total_sparks, a.completed_sparks, a.touched_sparks) as status,
   case when a.total_sparks > 0 and a.completed_sparks = a.total_sparks then a.last_completed_at end as completed_at,
   coalesce(a.last_event_at, jt.started_at) as last_activity_at,
   cc.concept_id as current_concept_id,
@@ -150,7 +244,8 @@ comment on view app.journey_progress is
   'Per visible enrollment: total/completed sparks, progress_percent (floored integer), status, completed_at, last_activity_at, current concept. Derived, never stored.';
 grant select on app.journey_progress to authenticated;
 
--- private.journey_list_item: the UserJourneyListItem document of one journey_progress row.
+-- private.journey_list_item: the UserJourneyListItem document of one journey_progress row; the
+-- journey reads build theirs with it too.
 create or replace function private.journey_list_item(journey app.journey_progress)
 returns jsonb
 language sql
@@ -356,7 +451,7 @@ create table app.trail_spark_positions (
 comment on table app.trail_spark_positions is
   'Per snapshot and trail: each distinct spark at its first placement, numbered in trail order (1-based), with its concept and title. Filled from app.snapshot_rollups.';
 comment on column app.trail_spark_positions.progress_json is
-  'The spark_progress element of this spark for a learner who has not started it: {"title", "status": "not_started", "spark_id", "completed_at": null} as JSON text, keys in jsonb order.';
+  'The spark_progress element of this spark for a learner who has not started it (private.spark_progress_json), as JSON text.';
 alter table app.trail_spark_positions enable row level security;
 create policy "anyone reads trail spark positions" on app.trail_spark_positions
   for select to anon, authenticated
@@ -399,32 +494,10 @@ comment on function private.derive_trail_spark_positions(uuid,uuid) is
   'Distinct sparks of one trail (or every trail) of a snapshot in trail order, computed from concepts, placements and sparks.';
 grant execute on function private.derive_trail_spark_positions(uuid,uuid) to anon, authenticated;
 
--- private.spark_progress_json
--- Purpose: one spark_progress element as JSON text (keys in jsonb order: title, status,
---          spark_id, completed_at), for stored positions and the derived fallback.
--- Params:  title, spark_id, status (not_started | in_progress | completed), completed_at.
--- Returns: text.
-create or replace function private.spark_progress_json(title text, spark_id uuid, status text, completed_at timestamp with time zone)
-returns text
-language sql
-stable
-set search_path = ''
-as $$
-  select '{"title": ' || pg_catalog.to_json(spark_progress_json.title)::text
-    || ', "status": "' || spark_progress_json.status
-    || '", "spark_id": "' || spark_progress_json.spark_id::text
-    || '", "completed_at": ' || coalesce(pg_catalog.to_json(spark_progress_json.completed_at)::text, 'null') || '}'
-$$;
-comment on function private.spark_progress_json(text,uuid,text,timestamp with time zone) is
-  'One spark_progress element {title, status, spark_id, completed_at} as JSON text in jsonb key order.';
-grant execute on function private.spark_progress_json(text,uuid,text,timestamp with time zone) to anon, authenticated;
-
 -- The list counts a trail's sparks against the caller's: an index-only range of spark ids.
 create unique index trail_spark_positions_trail_spark on app.trail_spark_positions (snapshot_id, trail_id, spark_id);
 
--- Fills a snapshot's trail positions, with progress_json: the expression of
--- private.spark_progress_json written out, since a call per row is 10x slower at import.
--- pgTAP 33 proves the stored text equal to the jsonb printing.
+-- Fills a snapshot's trail positions, each with its not-started spark_progress element.
 create or replace function private.fill_trail_spark_positions()
 returns trigger
 language plpgsql
@@ -435,8 +508,7 @@ begin
   delete from app.trail_spark_positions p where p.snapshot_id = new.snapshot_id;
   insert into app.trail_spark_positions (snapshot_id, trail_id, ordinal, spark_id, concept_id, spark_title, progress_json)
   select new.snapshot_id, d.trail_id, d.ordinal, d.spark_id, d.concept_id, d.spark_title,
-    '{"title": ' || pg_catalog.to_json(d.spark_title)::text
-      || ', "status": "not_started", "spark_id": "' || d.spark_id::text || '", "completed_at": null}'
+    private.spark_progress_json(d.spark_title, d.spark_id, 'not_started', null)::text
   from private.derive_trail_spark_positions(new.snapshot_id, null) d
   order by d.trail_id, d.ordinal;
   return null;
@@ -450,10 +522,10 @@ create trigger snapshot_rollups_trail_spark_positions
   for each row execute function private.fill_trail_spark_positions();
 
 -- private.journey_list_json
--- Purpose: the {data: UserJourneyListItem[]} body of the caller's journeys, as JSON text.
+-- Purpose: the {data: UserJourneyListItem[]} body of the caller's journeys.
 -- Params:  status  null (all) | not_started | in_progress | completed (validated by the caller)
 --          sort    recent | progress | started (validated by the caller)
--- Returns: json, keys in jsonb order. Rules: docs/journeys.md "How progress is derived" (the
+-- Returns: json (built as jsonb). Rules: docs/journeys.md "How progress is derived" (the
 --          reference views app.journey_*).
 create or replace function private.journey_list_json(status text, sort text)
 returns json
@@ -462,38 +534,18 @@ stable
 set search_path = ''
 as $$
   with states as materialized (
-    select
-      le.spark_id,
-      pg_catalog.min(le.occurred_at) filter (where le.verb in ('completed', 'mastered')) as completed_at,
-      pg_catalog.bool_or(le.verb = 'started') as started,
-      pg_catalog.max(le.occurred_at) as last_event_at
-    from app.learning_events le
-    where le.user_id = (select auth.uid())
-    group by le.spark_id
+    select * from private.caller_spark_states()
   ),
   journeys as (
     select
       e.id, e.user_id, e.trail_id, e.started_at,
-      t.slug, t.title, t.difficulty_level,
+      t.snapshot_id, t.slug, t.title, t.difficulty_level,
       a.total_sparks, a.completed_sparks,
-      case
-        when a.total_sparks > 0 and a.completed_sparks = a.total_sparks then 'completed'
-        when a.touched_sparks > 0 then 'in_progress'
-        else 'not_started'
-      end as status,
+      private.journey_status(a.total_sparks, a.completed_sparks, a.touched_sparks) as status,
       case when a.total_sparks > 0 and a.completed_sparks = a.total_sparks then a.last_completed_at end as completed_at,
       coalesce(a.last_event_at, e.started_at) as last_activity_at
     from app.enrollments e
-    cross join lateral (
-      select tr.snapshot_id, tr.slug, tr.title, tr.difficulty_level,
-        exists (select from app.snapshot_rollups r where r.snapshot_id = tr.snapshot_id) as rolled_up
-      from app.trails tr
-      join app.snapshots s on s.id = tr.snapshot_id
-      where tr.id = e.trail_id
-        and s.status in ('published', 'archived')
-      order by (s.status = 'published') desc, s.published_at desc nulls last, s.created_at desc, s.id
-      limit 1
-    ) t
+    cross join lateral private.journey_trail(e.trail_id) t
     cross join lateral (
       select
         pg_catalog.count(*)::integer as total_sparks,
@@ -514,30 +566,18 @@ as $$
     ) a
     where e.user_id = (select auth.uid())
   )
-  select ('{"data": [' || coalesce(pg_catalog.string_agg(
-      '{"id": "' || j.id::text
-      || '", "trail": {"id": "' || j.trail_id::text
-      || '", "slug": ' || pg_catalog.to_json(j.slug)::text
-      || ', "title": ' || pg_catalog.to_json(j.title)::text
-      || ', "difficulty_level": ' || coalesce(pg_catalog.to_json(j.difficulty_level)::text, 'null')
-      || '}, "status": "' || j.status
-      || '", "user_id": "' || j.user_id::text
-      || '", "trail_id": "' || j.trail_id::text
-      || '", "started_at": ' || pg_catalog.to_json(j.started_at)::text
-      || ', "completed_at": ' || coalesce(pg_catalog.to_json(j.completed_at)::text, 'null')
-      || ', "total_sparks": ' || j.total_sparks::text
-      || ', "completed_sparks": ' || j.completed_sparks::text
-      || ', "last_activity_at": ' || pg_catalog.to_json(j.last_activity_at)::text
-      || ', "progress_percent": '
-      || (case when j.total_sparks > 0 then (100 * j.completed_sparks) / j.total_sparks else 0 end)::text
-      || '}',
-      ', '
+  select pg_catalog.jsonb_build_object('data', coalesce(pg_catalog.jsonb_agg(
+      private.journey_list_item(row(
+        j.id, j.user_id, j.trail_id, j.started_at, j.snapshot_id, j.slug, j.title, j.difficulty_level,
+        j.total_sparks, j.completed_sparks,
+        case when j.total_sparks > 0 then (100 * j.completed_sparks) / j.total_sparks else 0 end,
+        j.status, j.completed_at, j.last_activity_at, null, null, null)::app.journey_progress)
       order by
         case when journey_list_json.sort = 'recent' then j.last_activity_at end desc nulls last,
         case when journey_list_json.sort = 'progress'
           then j.completed_sparks::numeric / nullif(j.total_sparks, 0) end desc nulls last,
         case when journey_list_json.sort = 'started' then j.started_at end desc nulls last,
-        j.last_activity_at desc, j.started_at desc, j.id), '') || ']}')::json
+        j.last_activity_at desc, j.started_at desc, j.id), '[]'::jsonb))::json
   from journeys j
   where journey_list_json.status is null or j.status = journey_list_json.status
 $$;
@@ -546,10 +586,10 @@ comment on function private.journey_list_json(text,text) is
 grant execute on function private.journey_list_json(text,text) to anon, authenticated;
 
 -- private.journey_detail_json
--- Purpose: the UserJourneyDetail body of one of the caller's enrollments, as JSON text, in one
---          pass over the trail's spark positions (figures, current concept, spark_progress).
+-- Purpose: the UserJourneyDetail body of one of the caller's enrollments, in one pass over the
+--          trail's spark positions (figures, current concept, spark_progress).
 -- Params:  enrollment  an enrollment id.
--- Returns: json, keys in jsonb order; null when the caller has no visible enrollment with this id.
+-- Returns: json (built as jsonb); null when the caller has no visible enrollment with this id.
 create or replace function private.journey_detail_json(enrollment uuid)
 returns json
 language sql
@@ -557,50 +597,20 @@ stable
 set search_path = ''
 as $$
   with states as materialized (
-    select
-      le.spark_id,
-      pg_catalog.min(le.occurred_at) filter (where le.verb in ('completed', 'mastered')) as completed_at,
-      pg_catalog.bool_or(le.verb = 'started') as started,
-      pg_catalog.max(le.occurred_at) as last_event_at
-    from app.learning_events le
-    where le.user_id = (select auth.uid())
-    group by le.spark_id
+    select * from private.caller_spark_states()
   )
-  select (
-    '{"id": "' || e.id::text
-    || '", "trail": {"id": "' || e.trail_id::text
-    || '", "slug": ' || pg_catalog.to_json(t.slug)::text
-    || ', "title": ' || pg_catalog.to_json(t.title)::text
-    || ', "difficulty_level": ' || coalesce(pg_catalog.to_json(t.difficulty_level)::text, 'null')
-    || '}, "status": "' || f.status
-    || '", "user_id": "' || e.user_id::text
-    || '", "trail_id": "' || e.trail_id::text
-    || '", "started_at": ' || pg_catalog.to_json(e.started_at)::text
-    || ', "completed_at": ' || coalesce(pg_catalog.to_json(f.completed_at)::text, 'null')
-    || ', "total_sparks": ' || a.total_sparks::text
-    -- the long spark list is copied twice (here and by the one concatenation after it), not
-    -- once per key that follows it
-    || ', "spark_progress": [' || coalesce(a.spark_progress, '')
-    || ('], "current_concept": ' || coalesce(
-         '{"id": "' || c.id::text
-         || '", "slug": ' || pg_catalog.to_json(c.slug)::text
-         || ', "title": ' || pg_catalog.to_json(c.title)::text || '}', 'null')
-    || ', "completed_sparks": ' || a.completed_sparks::text
-    || ', "last_activity_at": ' || pg_catalog.to_json(coalesce(a.last_event_at, e.started_at))::text
-    || ', "progress_percent": '
-    || (case when a.total_sparks > 0 then (100 * a.completed_sparks) / a.total_sparks else 0 end)::text
-    || '}'))::json
+  -- The list item of this journey, plus its current concept and spark_progress.
+  select (private.journey_list_item(row(
+      e.id, e.user_id, e.trail_id, e.started_at, t.snapshot_id, t.slug, t.title, t.difficulty_level,
+      a.total_sparks, a.completed_sparks,
+      case when a.total_sparks > 0 then (100 * a.completed_sparks) / a.total_sparks else 0 end,
+      f.status, f.completed_at, coalesce(a.last_event_at, e.started_at), c.id, c.slug, c.title)::app.journey_progress)
+    || pg_catalog.jsonb_build_object(
+      'current_concept', case when c.id is not null
+        then pg_catalog.jsonb_build_object('id', c.id, 'title', c.title, 'slug', c.slug) end,
+      'spark_progress', coalesce(a.spark_progress, '[]'::jsonb)))::json
   from app.enrollments e
-  cross join lateral (
-    select tr.snapshot_id, tr.slug, tr.title, tr.difficulty_level,
-      exists (select from app.snapshot_rollups r where r.snapshot_id = tr.snapshot_id) as rolled_up
-    from app.trails tr
-    join app.snapshots s on s.id = tr.snapshot_id
-    where tr.id = e.trail_id
-      and s.status in ('published', 'archived')
-    order by (s.status = 'published') desc, s.published_at desc nulls last, s.created_at desc, s.id
-    limit 1
-  ) t
+  cross join lateral private.journey_trail(e.trail_id) t
   cross join lateral (
     select
       pg_catalog.count(*)::integer as total_sparks,
@@ -609,27 +619,20 @@ as $$
       pg_catalog.max(st.completed_at) as last_completed_at,
       pg_catalog.max(st.last_event_at) as last_event_at,
       (pg_catalog.array_agg(p.concept_id order by p.ordinal) filter (where st.completed_at is null))[1] as current_concept_id,
-      -- The stored not-started element, or (a spark the caller has events on) the element built
-      -- the way private.spark_progress_json builds it, inline: no call per spark.
-      pg_catalog.string_agg(
-        case when st.spark_id is null then p.progress_json else
-          '{"title": ' || pg_catalog.to_json(p.spark_title)::text
-          || ', "status": "' || case
-               when st.completed_at is not null then 'completed'
-               when st.started then 'in_progress'
-               else 'not_started'
-             end
-          || '", "spark_id": "' || p.spark_id::text
-          || '", "completed_at": ' || coalesce(pg_catalog.to_json(st.completed_at)::text, 'null') || '}'
-        end,
-        ', ' order by p.ordinal) as spark_progress
+      -- The stored not-started element where the caller has no events on the spark.
+      pg_catalog.jsonb_agg(
+        case when st.spark_id is null then p.progress_json::jsonb
+          else private.spark_progress_json(p.spark_title, p.spark_id,
+                 private.spark_status(st.completed_at, st.started), st.completed_at)
+        end
+        order by p.ordinal) as spark_progress
     from (
       select p.ordinal, p.spark_id, p.concept_id, p.spark_title, p.progress_json
       from app.trail_spark_positions p
       where t.rolled_up and p.snapshot_id = t.snapshot_id and p.trail_id = e.trail_id
       union all
       select d.ordinal, d.spark_id, d.concept_id, d.spark_title,
-        private.spark_progress_json(d.spark_title, d.spark_id, 'not_started', null)
+        private.spark_progress_json(d.spark_title, d.spark_id, 'not_started', null)::text
       from private.derive_trail_spark_positions(t.snapshot_id, e.trail_id) d
       where not t.rolled_up
     ) p
@@ -637,11 +640,7 @@ as $$
   ) a
   cross join lateral (
     select
-      case
-        when a.total_sparks > 0 and a.completed_sparks = a.total_sparks then 'completed'
-        when a.touched_sparks > 0 then 'in_progress'
-        else 'not_started'
-      end as status,
+      private.journey_status(a.total_sparks, a.completed_sparks, a.touched_sparks) as status,
       case when a.total_sparks > 0 and a.completed_sparks = a.total_sparks then a.last_completed_at end as completed_at
   ) f
   left join app.concepts c on c.snapshot_id = t.snapshot_id and c.id = a.current_concept_id
