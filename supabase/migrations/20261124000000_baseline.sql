@@ -4776,17 +4776,15 @@ create index trails_entity_id on app.trails (id, snapshot_id);
 --          when the trail is in it; otherwise the most recently published snapshot that still had
 --          the trail (the trail was removed; the learner keeps seeing it as it last was). Drafts
 --          never count; no row when no published or archived snapshot has the trail.
--- Returns: (snapshot_id, slug, title, difficulty_level, rolled_up: whether the snapshot's
---          app.trail_spark_positions are filled).
+-- Returns: (snapshot_id, slug, title, difficulty_level).
 create or replace function private.journey_trail(trail_id uuid)
-returns table(snapshot_id uuid, slug text, title text, difficulty_level text, rolled_up boolean)
+returns table(snapshot_id uuid, slug text, title text, difficulty_level text)
 language sql
 stable
 rows 1
 set search_path = ''
 as $$
-  select tr.snapshot_id, tr.slug, tr.title, tr.difficulty_level,
-    exists (select from app.snapshot_rollups r where r.snapshot_id = tr.snapshot_id)
+  select tr.snapshot_id, tr.slug, tr.title, tr.difficulty_level
   from app.trails tr
   join app.snapshots s on s.id = tr.snapshot_id
   where tr.id = journey_trail.trail_id
@@ -4795,7 +4793,7 @@ as $$
   limit 1
 $$;
 comment on function private.journey_trail(uuid) is
-  'The snapshot copy of a trail that answers a journey: current if the trail is there, else the latest published/archived one that had it; with whether that snapshot is rolled up.';
+  'The snapshot copy of a trail that answers a journey: current if the trail is there, else the latest published/archived one that had it.';
 grant execute on function private.journey_trail(uuid) to anon, authenticated;
 
 -- private.spark_status
@@ -5288,6 +5286,34 @@ create trigger snapshot_rollups_trail_spark_positions
   after insert or update on app.snapshot_rollups
   for each row execute function private.fill_trail_spark_positions();
 
+-- private.journey_positions
+-- Purpose: a trail's sparks in trail order as a journey reads them: the stored positions once the
+--          snapshot is rolled up, else derived from the content tables.
+-- Returns: (ordinal, spark_id, concept_id, spark_title, progress_json: the not-started element).
+create or replace function private.journey_positions(snapshot_id uuid, trail_id uuid)
+returns table(ordinal integer, spark_id uuid, concept_id uuid, spark_title text, progress_json text)
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  if exists (select from app.snapshot_rollups r where r.snapshot_id = journey_positions.snapshot_id) then
+    return query
+      select p.ordinal, p.spark_id, p.concept_id, p.spark_title, p.progress_json
+      from app.trail_spark_positions p
+      where p.snapshot_id = journey_positions.snapshot_id and p.trail_id = journey_positions.trail_id;
+  else
+    return query
+      select d.ordinal, d.spark_id, d.concept_id, d.spark_title,
+        private.spark_progress_json(d.spark_title, d.spark_id, 'not_started', null)::text
+      from private.derive_trail_spark_positions(journey_positions.snapshot_id, journey_positions.trail_id) d;
+  end if;
+end
+$$;
+comment on function private.journey_positions(uuid,uuid) is
+  'A trail''s sparks in trail order with their not-started elements: stored once the snapshot is rolled up, else derived.';
+grant execute on function private.journey_positions(uuid,uuid) to anon, authenticated;
+
 -- private.journey_list_json
 -- Purpose: the {data: UserJourneyListItem[]} body of the caller's journeys.
 -- Params:  status  null (all) | not_started | in_progress | completed (validated by the caller)
@@ -5320,15 +5346,7 @@ as $$
         (pg_catalog.count(*) filter (where st.completed_at is not null or st.started))::integer as touched_sparks,
         pg_catalog.max(st.completed_at) as last_completed_at,
         pg_catalog.max(st.last_event_at) as last_event_at
-      from (
-        select p.spark_id
-        from app.trail_spark_positions p
-        where t.rolled_up and p.snapshot_id = t.snapshot_id and p.trail_id = e.trail_id
-        union all
-        select d.spark_id
-        from private.derive_trail_spark_positions(t.snapshot_id, e.trail_id) d
-        where not t.rolled_up
-      ) p
+      from private.journey_positions(t.snapshot_id, e.trail_id) p
       left join states st on st.spark_id = p.spark_id
     ) a
     where e.user_id = (select auth.uid())
@@ -5393,16 +5411,7 @@ as $$
                  private.spark_status(st.completed_at, st.started), st.completed_at)
         end
         order by p.ordinal) as spark_progress
-    from (
-      select p.ordinal, p.spark_id, p.concept_id, p.spark_title, p.progress_json
-      from app.trail_spark_positions p
-      where t.rolled_up and p.snapshot_id = t.snapshot_id and p.trail_id = e.trail_id
-      union all
-      select d.ordinal, d.spark_id, d.concept_id, d.spark_title,
-        private.spark_progress_json(d.spark_title, d.spark_id, 'not_started', null)::text
-      from private.derive_trail_spark_positions(t.snapshot_id, e.trail_id) d
-      where not t.rolled_up
-    ) p
+    from private.journey_positions(t.snapshot_id, e.trail_id) p
     left join states st on st.spark_id = p.spark_id
   ) a
   cross join lateral (
