@@ -242,6 +242,9 @@ grant execute on function api.list_difficulty_levels() to anon, authenticated;
 
 -- ==== supabase/schemas/03-content.sql ====
 
+-- Content: snapshots and the versioned catalog (categories, domains, trails, concepts, sparks,
+-- links, beacons), which anyone reads, the snapshots api, and the rollups computed once per snapshot.
+
 -- private.search_normalize
 -- Purpose: the one text normalisation of search: unaccent (pinned dictionary) and lower-case.
 create or replace function private.search_normalize(value text)
@@ -507,46 +510,6 @@ create table app.content_imports (
 alter table app.content_imports enable row level security;
 
 create index content_imports_snapshot on app.content_imports (snapshot_id);
-
-create table app.enrollments (
-  id uuid default extensions.gen_random_uuid() primary key,
-  user_id uuid default auth.uid() not null,
-  trail_id uuid not null,
-  started_at timestamp with time zone default now() not null,
-  constraint enrollments_user_id_trail_id_key unique (user_id, trail_id)
-);
-alter table app.enrollments enable row level security;
-create policy "learners enroll themselves" on app.enrollments
-  for insert to authenticated
-  with check ((user_id = ( select auth.uid() as uid)));
-create policy "learners read their own enrollments" on app.enrollments
-  for select to authenticated
-  using ((user_id = ( select auth.uid() as uid)));
-grant insert, select on app.enrollments to authenticated;
-
-create table app.learning_events (
-  id uuid default extensions.gen_random_uuid() primary key,
-  user_id uuid default auth.uid() not null,
-  spark_id uuid not null,
-  verb text not null references app.learning_verbs (value),
-  occurred_at timestamp with time zone default now() not null,
-  recorded_at timestamp with time zone default now() not null,
-  idempotency_key text check ((length(idempotency_key) >= 1) and (length(idempotency_key) <= 200)),
-  constraint learning_events_natural_key unique (user_id, spark_id, verb, occurred_at),
-  constraint learning_events_user_id_idempotency_key_key unique (user_id, idempotency_key)
-);
-alter table app.learning_events enable row level security;
-create policy "learners read their own events" on app.learning_events
-  for select to authenticated
-  using ((user_id = ( select auth.uid() as uid)));
-create policy "learners record their own events" on app.learning_events
-  for insert to authenticated
-  with check ((user_id = ( select auth.uid() as uid)));
-grant insert, select on app.learning_events to authenticated;
-
-create index learning_events_user_time on app.learning_events (user_id, occurred_at desc);
-
-create index learning_events_verb on app.learning_events (verb);
 
 -- private.resolve_snapshot_id
 -- Purpose: the snapshot selection rule shared by every content read.
@@ -916,6 +879,9 @@ comment on function private.snapshot_json(uuid,boolean,boolean) is
 grant execute on function private.snapshot_json(uuid,boolean,boolean) to anon, authenticated;
 
 -- ==== supabase/schemas/04-lifecycle.sql ====
+
+-- Content lifecycle: validating and importing bundles (staged, all or nothing), promote and
+-- rollback. Called by the content CLI as the owner; nothing here is exposed.
 
 -- private.content_entity_id
 -- Purpose: the id an entity gets when the bundle omits it: an RFC 4122 version-3 UUID (md5) of
@@ -1763,6 +1729,8 @@ comment on function private.import_staged_content(text,text,text,boolean) is
   'Staged bundle -> new draft snapshot (optionally promoted), recorded in app.content_imports; failures leave only a failed import row.';
 
 -- ==== supabase/schemas/05-discovery.sql ====
+
+-- Discovery: the public catalog reads (domains, trails, concepts, sparks, /all, facets, browse).
 
 -- Published domains in name order (domain lists, /all, browse, related fallback).
 create index discovery_domains_published_name on app.domains (snapshot_id, name, id) where is_published;
@@ -3086,6 +3054,9 @@ grant execute on function api.browse_catalog(integer,integer,text,text,integer,i
 
 -- ==== supabase/schemas/06-search.sql ====
 
+-- Search: full-text search with a trigram fallback, autocomplete, and the figures that answer a
+-- one-lexeme query without visiting every match.
+
 create index sparks_search on app.sparks using gin (search_vector);
 
 create index concepts_search on app.concepts using gin (search_vector);
@@ -3981,6 +3952,9 @@ grant execute on function api.search_content(text,text,text,integer,integer,uuid
 
 -- ==== supabase/schemas/07-graph.sql ====
 
+-- Graph: spark links, prerequisite traversal and learning paths, over node rows and rounds kept
+-- per snapshot by triggers.
+
 -- private.find_spark
 -- Purpose: the spark a slug names in the selected snapshot. With no snapshot selected (nothing
 --          published yet) the slug is looked up in the most recently created snapshot holding it.
@@ -4764,6 +4738,48 @@ comment on function api.get_learning_path(text,boolean,uuid) is
 grant execute on function api.get_learning_path(text,boolean,uuid) to anon, authenticated;
 
 -- ==== supabase/schemas/08-journeys.sql ====
+
+-- Journeys: enrollments and learning events, and the progress derived from them on every read.
+
+create table app.enrollments (
+  id uuid default extensions.gen_random_uuid() primary key,
+  user_id uuid default auth.uid() not null,
+  trail_id uuid not null,
+  started_at timestamp with time zone default now() not null,
+  constraint enrollments_user_id_trail_id_key unique (user_id, trail_id)
+);
+alter table app.enrollments enable row level security;
+create policy "learners enroll themselves" on app.enrollments
+  for insert to authenticated
+  with check (user_id = (select auth.uid()));
+create policy "learners read their own enrollments" on app.enrollments
+  for select to authenticated
+  using (user_id = (select auth.uid()));
+grant insert, select on app.enrollments to authenticated;
+
+create table app.learning_events (
+  id uuid default extensions.gen_random_uuid() primary key,
+  user_id uuid default auth.uid() not null,
+  spark_id uuid not null,
+  verb text not null references app.learning_verbs (value),
+  occurred_at timestamp with time zone default now() not null,
+  recorded_at timestamp with time zone default now() not null,
+  idempotency_key text check ((length(idempotency_key) >= 1) and (length(idempotency_key) <= 200)),
+  constraint learning_events_natural_key unique (user_id, spark_id, verb, occurred_at),
+  constraint learning_events_user_id_idempotency_key_key unique (user_id, idempotency_key)
+);
+alter table app.learning_events enable row level security;
+create policy "learners read their own events" on app.learning_events
+  for select to authenticated
+  using (user_id = (select auth.uid()));
+create policy "learners record their own events" on app.learning_events
+  for insert to authenticated
+  with check (user_id = (select auth.uid()));
+grant insert, select on app.learning_events to authenticated;
+
+create index learning_events_user_time on app.learning_events (user_id, occurred_at desc);
+
+create index learning_events_verb on app.learning_events (verb);
 
 -- Journeys look a trail up by its entity id across snapshots (the fallback for trails that left
 -- the current snapshot); the primary key leads with snapshot_id.
@@ -5560,6 +5576,9 @@ grant execute on function api.enroll_in_trail(uuid) to anon, authenticated;
 
 -- ==== supabase/schemas/09-auth.sql ====
 
+-- Auth: users, sessions, refresh tokens, OAuth attempts, the outbox and rate-limit counters.
+-- Reached through private security-definer functions only; api.get_session is the one read.
+
 create table app.users (
   id uuid default extensions.gen_random_uuid() primary key,
   provider text not null check (provider = any (array['google'::text, 'github'::text, 'dev'::text])),
@@ -5579,7 +5598,7 @@ comment on table app.users is
 alter table app.users enable row level security;
 create policy "users read their own profile" on app.users
   for select to authenticated
-  using ((id = ( select auth.uid() as uid)));
+  using (id = (select auth.uid()));
 grant select (id, provider, email, display_name, avatar_url, user_role, subscription_plan, created_at, last_login_at, last_login_provider) on app.users to authenticated;
 
 create table app.sessions (
@@ -5604,7 +5623,7 @@ comment on table app.sessions is
 alter table app.sessions enable row level security;
 create policy "users read their own sessions" on app.sessions
   for select to authenticated
-  using ((user_id = ( select auth.uid() as uid)));
+  using (user_id = (select auth.uid()));
 grant select (id, user_id, provider, active, created_at, last_activity_at, user_agent, ip_address, access_expires_at, idle_timeout_seconds, expires_at, ended_at, end_reason) on app.sessions to authenticated;
 
 create index sessions_user_idx on app.sessions (user_id);

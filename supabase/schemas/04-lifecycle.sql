@@ -1,3 +1,6 @@
+-- Content lifecycle: validating and importing bundles (staged, all or nothing), promote and
+-- rollback. Called by the content CLI as the owner; nothing here is exposed.
+
 -- private.content_entity_id
 -- Purpose: the id an entity gets when the bundle omits it: an RFC 4122 version-3 UUID (md5) of
 --          "<kind>:<slug>" in the Sparkpath namespace. Re-importing the same slug yields the

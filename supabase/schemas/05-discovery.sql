@@ -1,3 +1,5 @@
+-- Discovery: the public catalog reads (domains, trails, concepts, sparks, /all, facets, browse).
+
 -- Published domains in name order (domain lists, /all, browse, related fallback).
 create index discovery_domains_published_name on app.domains (snapshot_id, name, id) where is_published;
 

@@ -1,3 +1,6 @@
+-- Search: full-text search with a trigram fallback, autocomplete, and the figures that answer a
+-- one-lexeme query without visiting every match.
+
 create index sparks_search on app.sparks using gin (search_vector);
 
 create index concepts_search on app.concepts using gin (search_vector);

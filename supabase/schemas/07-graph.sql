@@ -1,3 +1,6 @@
+-- Graph: spark links, prerequisite traversal and learning paths, over node rows and rounds kept
+-- per snapshot by triggers.
+
 -- private.find_spark
 -- Purpose: the spark a slug names in the selected snapshot. With no snapshot selected (nothing
 --          published yet) the slug is looked up in the most recently created snapshot holding it.

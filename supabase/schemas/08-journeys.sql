@@ -1,3 +1,45 @@
+-- Journeys: enrollments and learning events, and the progress derived from them on every read.
+
+create table app.enrollments (
+  id uuid default extensions.gen_random_uuid() primary key,
+  user_id uuid default auth.uid() not null,
+  trail_id uuid not null,
+  started_at timestamp with time zone default now() not null,
+  constraint enrollments_user_id_trail_id_key unique (user_id, trail_id)
+);
+alter table app.enrollments enable row level security;
+create policy "learners enroll themselves" on app.enrollments
+  for insert to authenticated
+  with check (user_id = (select auth.uid()));
+create policy "learners read their own enrollments" on app.enrollments
+  for select to authenticated
+  using (user_id = (select auth.uid()));
+grant insert, select on app.enrollments to authenticated;
+
+create table app.learning_events (
+  id uuid default extensions.gen_random_uuid() primary key,
+  user_id uuid default auth.uid() not null,
+  spark_id uuid not null,
+  verb text not null references app.learning_verbs (value),
+  occurred_at timestamp with time zone default now() not null,
+  recorded_at timestamp with time zone default now() not null,
+  idempotency_key text check ((length(idempotency_key) >= 1) and (length(idempotency_key) <= 200)),
+  constraint learning_events_natural_key unique (user_id, spark_id, verb, occurred_at),
+  constraint learning_events_user_id_idempotency_key_key unique (user_id, idempotency_key)
+);
+alter table app.learning_events enable row level security;
+create policy "learners read their own events" on app.learning_events
+  for select to authenticated
+  using (user_id = (select auth.uid()));
+create policy "learners record their own events" on app.learning_events
+  for insert to authenticated
+  with check (user_id = (select auth.uid()));
+grant insert, select on app.learning_events to authenticated;
+
+create index learning_events_user_time on app.learning_events (user_id, occurred_at desc);
+
+create index learning_events_verb on app.learning_events (verb);
+
 -- Journeys look a trail up by its entity id across snapshots (the fallback for trails that left
 -- the current snapshot); the primary key leads with snapshot_id.
 create index trails_entity_id on app.trails (id, snapshot_id);

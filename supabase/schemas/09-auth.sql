@@ -1,3 +1,6 @@
+-- Auth: users, sessions, refresh tokens, OAuth attempts, the outbox and rate-limit counters.
+-- Reached through private security-definer functions only; api.get_session is the one read.
+
 create table app.users (
   id uuid default extensions.gen_random_uuid() primary key,
   provider text not null check (provider = any (array['google'::text, 'github'::text, 'dev'::text])),
@@ -17,7 +20,7 @@ comment on table app.users is
 alter table app.users enable row level security;
 create policy "users read their own profile" on app.users
   for select to authenticated
-  using ((id = ( select auth.uid() as uid)));
+  using (id = (select auth.uid()));
 grant select (id, provider, email, display_name, avatar_url, user_role, subscription_plan, created_at, last_login_at, last_login_provider) on app.users to authenticated;
 
 create table app.sessions (
@@ -42,7 +45,7 @@ comment on table app.sessions is
 alter table app.sessions enable row level security;
 create policy "users read their own sessions" on app.sessions
   for select to authenticated
-  using ((user_id = ( select auth.uid() as uid)));
+  using (user_id = (select auth.uid()));
 grant select (id, user_id, provider, active, created_at, last_activity_at, user_agent, ip_address, access_expires_at, idle_timeout_seconds, expires_at, ended_at, end_reason) on app.sessions to authenticated;
 
 create index sessions_user_idx on app.sessions (user_id);
