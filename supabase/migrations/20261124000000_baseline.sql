@@ -3309,7 +3309,7 @@ begin
       where not (t.norm like pattern || '%')
     ),
     -- a substring inside a word ("ql" in "sql") is neither a word prefix nor a typo unless
-    -- trigram similarity vouches for it
+    -- trigram similarity supports it
     kept as (
       select * from tiered t
       where t.tier = 1 or (pg_catalog.char_length(normalized) >= 4 and t.similarity >= 0.5)
