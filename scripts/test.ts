@@ -3,11 +3,12 @@
  *
  *   1. pgTAP and chromium are installed (Debian packages); pgTAP is visible to the embedded PostgreSQL
  *   2. a throwaway cluster with the migrated template database
- *   3. pgTAP suite (supabase/tests) through pg_prove, on the seeded and on the empty catalog
- *   4. `supabase db advisors`: nothing at WARN or ERROR
- *   5. src/db/database.types.ts matches `supabase gen types`; TypeScript typecheck
- *   6. vitest (HTTP, e2e, property tests), each file on its own clone of the template
- *   7. reliability suite, short form (test/reliability: live API processes and databases)
+ *   3. supabase/migrations give exactly the catalog supabase/schemas gives
+ *   4. pgTAP suite (supabase/tests) through pg_prove, on the seeded and on the empty catalog
+ *   5. `supabase db advisors`: nothing at WARN or ERROR
+ *   6. src/db/database.types.ts matches `supabase gen types`; TypeScript typecheck
+ *   7. vitest (HTTP, e2e, property tests), each file on its own clone of the template
+ *   8. reliability suite, short form (test/reliability: live API processes and databases)
  *
  * Ends with one line `N passed, N failed` counting every test and check.
  */
@@ -18,6 +19,7 @@ import postgres from 'postgres';
 import { committedDatabaseTypes, generateDatabaseTypes } from './db-types.js';
 import { ensureChromium } from './chromium.js';
 import { ensurePgtap } from './pgtap.js';
+import { buildFromSchemas, catalogDifferences, diffDatabases, dropDatabase } from './schema-catalog.js';
 import { startTestCluster, TEMPLATE_DB, withDatabase } from './test-database.js';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -50,6 +52,24 @@ log('starting a throwaway PostgreSQL and migrating the template database');
 const cluster = await startTestCluster();
 try {
   const env = { TEST_ADMIN_DATABASE_URL: cluster.adminUrl, TEST_TEMPLATE_READY: '1' };
+
+  log('supabase/migrations give exactly the catalog of supabase/schemas');
+  const schemasDb = 'sparkpath_schemas';
+  try {
+    const schemasUrl = await buildFromSchemas(cluster.adminUrl, schemasDb);
+    const differences = await catalogDifferences(cluster.templateUrl, schemasUrl);
+    const statements = await diffDatabases(cluster.templateUrl, schemasUrl);
+    for (const line of differences.slice(0, 50)) console.log(line.slice(0, 400));
+    if (statements !== '') console.log(`statements that would make them agree:\n${statements.slice(0, 4000)}`);
+    const agree = differences.length === 0 && statements === '';
+    if (!agree) console.log('supabase/schemas and supabase/migrations disagree: run `npm run db:diff -- <name>` (or fix the schema file)');
+    record('schema files match migrations', agree ? 1 : 0, agree ? 0 : 1);
+  } catch (error) {
+    console.log(`could not build the schema files: ${(error as Error).message}`);
+    record('schema files match migrations', 0, 1);
+  } finally {
+    await dropDatabase(cluster.adminUrl, schemasDb);
+  }
 
   // Twice: on the seeded catalog, as `supabase test db` runs after `supabase db reset` (the
   // files must not collide with supabase/seed.sql), and on the empty catalog the HTTP tests

@@ -1,15 +1,5 @@
--- The snapshot lifecycle: import a content bundle into a new draft snapshot, promote a draft to
--- current, roll back to an archived snapshot. Each step is one transaction and runs as the owner
--- (the CLI's login role); nothing here is granted to request roles.
---
--- Import is set-based: the bundle's items are staged in a temporary table (one row per array
--- element, from a jsonb document or streamed by the CLI with COPY), validated as a whole, and
--- only then written with one INSERT ... SELECT per table. A failed import writes no content
--- rows but leaves a 'failed' row in app.content_imports (the writes run in a subtransaction).
-
-alter table app.content_imports add column timings jsonb not null default '{}';
-alter table app.content_imports add column name text;
-alter table app.content_imports add column version_label text;
+-- Content lifecycle: validating and importing bundles (staged, all or nothing), promote and
+-- rollback. Called by the content CLI as the owner; nothing here is exposed.
 
 -- private.content_entity_id
 -- Purpose: the id an entity gets when the bundle omits it: an RFC 4122 version-3 UUID (md5) of
@@ -17,11 +7,10 @@ alter table app.content_imports add column version_label text;
 --          same id, so journeys and links keep pointing at it across snapshots.
 -- Params:  kind (category, domain, trail, concept, spark, beacon), slug.
 -- Returns: uuid.
-create function private.content_entity_id(kind text, slug text)
+create or replace function private.content_entity_id(kind text, slug text)
 returns uuid
 language sql
-immutable
-parallel safe
+immutable parallel safe
 set search_path = ''
 as $$
   select (pg_catalog.substr(h, 1, 8) || '-' || pg_catalog.substr(h, 9, 4) || '-3' || pg_catalog.substr(h, 14, 3) || '-'
@@ -31,12 +20,11 @@ as $$
           pg_catalog.decode('5b0a2f3e9c7d4e1a8f6b2c4d3e5f7a91', 'hex')
           || pg_catalog.convert_to(content_entity_id.kind || ':' || content_entity_id.slug, 'UTF8')) as h) digest
 $$;
-comment on function private.content_entity_id(text, text) is
+comment on function private.content_entity_id(text,text) is
   'Deterministic entity id: UUID v3 (md5) of "<kind>:<slug>" in namespace 5b0a2f3e-9c7d-4e1a-8f6b-2c4d3e5f7a91.';
-revoke all on function private.content_entity_id(text, text) from public, anon, authenticated, service_role;
 
 -- Parses text as jsonb, or wraps it as {"detail": text} when it is not JSON.
-create function private.try_jsonb(value text)
+create or replace function private.try_jsonb(value text)
 returns jsonb
 language plpgsql
 immutable
@@ -51,17 +39,15 @@ exception when others then
   return pg_catalog.jsonb_build_object('detail', try_jsonb.value);
 end
 $$;
-revoke all on function private.try_jsonb(text) from public, anon, authenticated, service_role;
 
 -- private.begin_content_staging
 -- Purpose: creates (or empties) the transaction's staging table pg_temp.content_bundle_items
 --          (kind = top-level bundle key, position = array index or -1 for a non-array value,
 --          item = the element). The CLI then COPYs into it; import_content_bundle fills it
 --          from a jsonb document.
-create function private.begin_content_staging()
+create or replace function private.begin_content_staging()
 returns void
 language plpgsql
-volatile
 set search_path = ''
 as $$
 begin
@@ -75,52 +61,6 @@ begin
   truncate pg_temp.content_bundle_items;
 end
 $$;
-revoke all on function private.begin_content_staging() from public, anon, authenticated, service_role;
-
--- private.find_prerequisite_cycle
--- Purpose: finds one cycle among the `prerequisite` edges of pg_temp.content_bundle_edges.
---          Peels edges whose source has no incoming edge or whose target has no outgoing edge
---          until nothing changes (set-based Kahn); what remains contains a cycle, found by
---          walking predecessors until a node repeats.
--- Returns: the cycle's node ids in edge order (first node repeated at the end), or null.
-create function private.find_prerequisite_cycle()
-returns uuid[]
-language plpgsql
-volatile
-set search_path = ''
-as $$
-declare
-  walk uuid[] := '{}';
-  node uuid;
-  seen integer;
-begin
-  loop
-    delete from pg_temp.content_bundle_edges e
-    where not exists (select 1 from pg_temp.content_bundle_edges p where p.target = e.source)
-       or not exists (select 1 from pg_temp.content_bundle_edges n where n.source = e.target);
-    exit when not found;
-  end loop;
-
-  select e.source into node from pg_temp.content_bundle_edges e order by e.source limit 1;
-  if node is null then
-    return null;
-  end if;
-  if pg_catalog.to_regclass('pg_temp.content_bundle_edges_target') is null then
-    create index content_bundle_edges_target on pg_temp.content_bundle_edges (target);
-  end if;
-  -- Every remaining node has a remaining predecessor: walk backwards until one repeats.
-  loop
-    seen := pg_catalog.array_position(walk, node);
-    exit when seen is not null;
-    walk := walk || node;
-    select e.source into node from pg_temp.content_bundle_edges e where e.target = node order by e.source limit 1;
-  end loop;
-  -- walk[seen..] is the cycle backwards; reverse it into edge order and close it.
-  walk := array(select w.id from pg_catalog.unnest(walk[seen:]) with ordinality as w(id, n) order by w.n desc);
-  return walk || walk[1];
-end
-$$;
-revoke all on function private.find_prerequisite_cycle() from public, anon, authenticated, service_role;
 
 -- private.validate_staged_content
 -- Purpose: checks the staged bundle as a whole and lists EVERY problem by JSON path: types,
@@ -130,11 +70,11 @@ revoke all on function private.find_prerequisite_cycle() from public, anon, auth
 --          the slug -> id map the writer uses.
 -- Params:  snapshot_name, snapshot_version_label: the chosen snapshot metadata (checked too).
 -- Returns: jsonb array of {path, message[, cycle]} ordered by path; empty when valid.
-create function private.validate_staged_content(snapshot_name text, snapshot_version_label text)
+create or replace function private.validate_staged_content(snapshot_name text, snapshot_version_label text)
 returns jsonb
 language plpgsql
-volatile
 set search_path = ''
+set work_mem to '256MB'
 as $$
 declare
   cycle uuid[];
@@ -456,16 +396,16 @@ begin
   return result;
 end
 $$;
-revoke all on function private.validate_staged_content(text, text) from public, anon, authenticated, service_role;
 
 -- private.write_staged_content
 -- Purpose: writes the validated staged bundle into one snapshot, one INSERT ... SELECT per table.
 -- Returns: the row counts per table.
-create function private.write_staged_content(snapshot_id uuid)
+create or replace function private.write_staged_content(snapshot_id uuid)
 returns jsonb
 language plpgsql
-volatile
 set search_path = ''
+set work_mem to '256MB'
+set session_replication_role to 'replica'
 as $$
 declare
   sid constant uuid := write_staged_content.snapshot_id;
@@ -565,7 +505,6 @@ begin
   return counts;
 end
 $$;
-revoke all on function private.write_staged_content(uuid) from public, anon, authenticated, service_role;
 
 -- private.promote_snapshot
 -- Purpose: makes a draft the current (published) snapshot and archives the previous current
@@ -577,10 +516,9 @@ revoke all on function private.write_staged_content(uuid) from public, anon, aut
 -- Returns: {snapshot_id, status: 'published', previous_snapshot_id}.
 -- Errors:  P0002 unknown snapshot or import; 22023 the import did not create that snapshot, or
 --          the snapshot is not a draft (already current, or archived: use rollback).
-create function private.promote_snapshot(snapshot_id uuid, import_id uuid default null)
+create or replace function private.promote_snapshot(snapshot_id uuid, import_id uuid default null::uuid)
 returns jsonb
 language plpgsql
-volatile
 set search_path = ''
 as $$
 declare
@@ -621,9 +559,8 @@ begin
   return pg_catalog.jsonb_build_object('snapshot_id', target.id, 'status', 'published', 'previous_snapshot_id', previous);
 end
 $$;
-comment on function private.promote_snapshot(uuid, uuid) is
+comment on function private.promote_snapshot(uuid,uuid) is
   'Draft -> published (current); the previous current -> archived. Serialised on an advisory lock.';
-revoke all on function private.promote_snapshot(uuid, uuid) from public, anon, authenticated, service_role;
 
 -- private.rollback_snapshot
 -- Purpose: makes an archived snapshot current again and archives the current one.
@@ -631,10 +568,9 @@ revoke all on function private.promote_snapshot(uuid, uuid) from public, anon, a
 --          is archived, else the most recently published archived snapshot.
 -- Returns: {snapshot_id, status: 'published', previous_snapshot_id}.
 -- Errors:  P0002 unknown snapshot (or nothing to roll back to); 22023 not archived.
-create function private.rollback_snapshot(snapshot_id uuid default null)
+create or replace function private.rollback_snapshot(snapshot_id uuid default null::uuid)
 returns jsonb
 language plpgsql
-volatile
 set search_path = ''
 as $$
 declare
@@ -676,8 +612,135 @@ end
 $$;
 comment on function private.rollback_snapshot(uuid) is
   'Archived -> published (current again); the current -> archived. Serialised with promote.';
-revoke all on function private.rollback_snapshot(uuid) from public, anon, authenticated, service_role;
 
+-- private.import_content_bundle
+-- Purpose: import a whole bundle given as one jsonb document (seed.sql, tests, small bundles).
+--          Stages its items and runs private.import_staged_content.
+-- Returns: as private.import_staged_content.
+create or replace function private.import_content_bundle(bundle jsonb, name text default null::text, version_label text default null::text, description text default null::text, promote boolean default false)
+returns jsonb
+language plpgsql
+set search_path = ''
+as $$
+begin
+  perform private.begin_content_staging();
+  if pg_catalog.jsonb_typeof(import_content_bundle.bundle) is distinct from 'object' then
+    insert into pg_temp.content_bundle_items values ('$', -1, import_content_bundle.bundle);
+  else
+    insert into pg_temp.content_bundle_items (kind, position, item)
+    select k.key, -1, k.value
+    from pg_catalog.jsonb_each(import_content_bundle.bundle) k(key, value)
+    where pg_catalog.jsonb_typeof(k.value) <> 'array';
+    insert into pg_temp.content_bundle_items (kind, position, item)
+    select k.key, (e.n - 1)::integer, e.value
+    from pg_catalog.jsonb_each(import_content_bundle.bundle) k(key, value)
+    cross join lateral pg_catalog.jsonb_array_elements(k.value) with ordinality e(value, n)
+    where pg_catalog.jsonb_typeof(k.value) = 'array';
+  end if;
+  return private.import_staged_content(import_content_bundle.name, import_content_bundle.version_label,
+                                       import_content_bundle.description, import_content_bundle.promote);
+end
+$$;
+comment on function private.import_content_bundle(jsonb,text,text,text,boolean) is
+  'Imports a content bundle given as jsonb into a new draft snapshot (see private.import_staged_content).';
+
+-- private.record_failed_import
+-- Purpose: records an import attempt that failed outside the database.
+-- Params:  name, version_label (as far as known), error ({code, message, problems, ...}),
+--          started_at (when the attempt began).
+-- Returns: the import id.
+create or replace function private.record_failed_import(name text, version_label text, error jsonb, started_at timestamp with time zone)
+returns uuid
+language sql
+set search_path = ''
+as $$
+  insert into app.content_imports (status, name, version_label, error, started_at, finished_at, timings)
+  values ('failed', record_failed_import.name, record_failed_import.version_label, record_failed_import.error,
+          record_failed_import.started_at, pg_catalog.clock_timestamp(),
+          pg_catalog.jsonb_build_object('total_ms',
+            pg_catalog.round(extract(epoch from pg_catalog.clock_timestamp() - record_failed_import.started_at) * 1000)))
+  returning id
+$$;
+comment on function private.record_failed_import(text,text,jsonb,timestamp with time zone) is
+  'Records a failed import attempt (e.g. rejected by the CLI schema check) in app.content_imports.';
+
+-- private.list_content_imports
+-- Purpose: the most recent import attempts, for the CLI's `list`.
+-- Returns: jsonb array of {id, snapshot_id, status, name, version_label, counts, error message,
+--          timings, started_at, finished_at}, newest first.
+create or replace function private.list_content_imports(max_rows integer default 10)
+returns jsonb
+language sql
+stable
+set search_path = ''
+as $$
+  select coalesce(pg_catalog.jsonb_agg(pg_catalog.to_jsonb(i) order by i.started_at desc), '[]'::jsonb)
+  from (
+    select ci.id, ci.snapshot_id, ci.status, ci.name, ci.version_label, ci.counts,
+           ci.error ->> 'message' as error, ci.timings, ci.started_at, ci.finished_at
+    from app.content_imports ci
+    order by ci.started_at desc
+    limit list_content_imports.max_rows
+  ) i
+$$;
+
+-- private.list_content_snapshots
+-- Purpose: every snapshot with all counts, newest first, for the CLI's `list`.
+create or replace function private.list_content_snapshots()
+returns jsonb
+language sql
+stable
+set search_path = ''
+as $$
+  select coalesce(pg_catalog.jsonb_agg(private.snapshot_json(s.id, true, true) order by s.created_at desc, s.id desc), '[]'::jsonb)
+  from app.snapshots s
+$$;
+
+create or replace function private.find_prerequisite_cycle()
+returns uuid[]
+language plpgsql
+set search_path = ''
+set work_mem to '256MB'
+as $$
+declare
+  walk uuid[] := '{}';
+  node uuid;
+  seen integer;
+  without_predecessor bigint;
+  without_successor bigint;
+begin
+  loop
+    delete from pg_temp.content_bundle_edges e
+    where not exists (select 1 from pg_temp.content_bundle_edges p where p.target = e.source);
+    get diagnostics without_predecessor = row_count;
+    delete from pg_temp.content_bundle_edges e
+    where not exists (select 1 from pg_temp.content_bundle_edges n where n.source = e.target);
+    get diagnostics without_successor = row_count;
+    exit when without_predecessor + without_successor = 0;
+  end loop;
+
+  select e.source into node from pg_temp.content_bundle_edges e order by e.source limit 1;
+  if node is null then
+    return null;
+  end if;
+  if pg_catalog.to_regclass('pg_temp.content_bundle_edges_target') is null then
+    create index content_bundle_edges_target on pg_temp.content_bundle_edges (target);
+  end if;
+  -- Every remaining node has a remaining predecessor: walk backwards until one repeats.
+  loop
+    seen := pg_catalog.array_position(walk, node);
+    exit when seen is not null;
+    walk := walk || node;
+    select e.source into node from pg_temp.content_bundle_edges e where e.target = node order by e.source limit 1;
+  end loop;
+  -- walk[seen..] is the cycle backwards; reverse it into edge order and close it.
+  walk := array(select w.id from pg_catalog.unnest(walk[seen:]) with ordinality as w(id, n) order by w.n desc);
+  return walk || walk[1];
+end
+$$;
+
+-- The import, unchanged except that it computes the new snapshot's rollups right after writing its
+-- content (inside the subtransaction: a failing refresh fails the import; write_ms includes it).
 -- private.import_staged_content
 -- Purpose: turns the staged bundle (pg_temp.content_bundle_items) into a new draft snapshot,
 --          recorded in app.content_imports. The import row is written first; validation and
@@ -687,15 +750,9 @@ revoke all on function private.rollback_snapshot(uuid) from public, anon, authen
 --          promote: also promote the new snapshot in the same transaction.
 -- Returns: {import_id, status ('succeeded' | 'failed'), snapshot_id, parent_snapshot_id,
 --           counts, timings, error}.
-create function private.import_staged_content(
-  name text default null,
-  version_label text default null,
-  description text default null,
-  promote boolean default false
-)
+create or replace function private.import_staged_content(name text default null::text, version_label text default null::text, description text default null::text, promote boolean default false)
 returns jsonb
 language plpgsql
-volatile
 set search_path = ''
 as $$
 declare
@@ -752,6 +809,7 @@ begin
     values (chosen_name, chosen_label, chosen_description, 'draft', pg_catalog.clock_timestamp(), null, parent)
     returning id into new_snapshot;
     import_counts := private.write_staged_content(new_snapshot);
+    perform private.refresh_content_rollups(new_snapshot);
     written := pg_catalog.clock_timestamp();
 
     import_timings := pg_catalog.jsonb_build_object(
@@ -785,45 +843,5 @@ begin
     'counts', import_counts, 'timings', import_timings);
 end
 $$;
-comment on function private.import_staged_content(text, text, text, boolean) is
+comment on function private.import_staged_content(text,text,text,boolean) is
   'Staged bundle -> new draft snapshot (optionally promoted), recorded in app.content_imports; failures leave only a failed import row.';
-revoke all on function private.import_staged_content(text, text, text, boolean) from public, anon, authenticated, service_role;
-
--- private.import_content_bundle
--- Purpose: import a whole bundle given as one jsonb document (seed.sql, tests, small bundles).
---          Stages its items and runs private.import_staged_content.
--- Returns: as private.import_staged_content.
-create function private.import_content_bundle(
-  bundle jsonb,
-  name text default null,
-  version_label text default null,
-  description text default null,
-  promote boolean default false
-)
-returns jsonb
-language plpgsql
-volatile
-set search_path = ''
-as $$
-begin
-  perform private.begin_content_staging();
-  if pg_catalog.jsonb_typeof(import_content_bundle.bundle) is distinct from 'object' then
-    insert into pg_temp.content_bundle_items values ('$', -1, import_content_bundle.bundle);
-  else
-    insert into pg_temp.content_bundle_items (kind, position, item)
-    select k.key, -1, k.value
-    from pg_catalog.jsonb_each(import_content_bundle.bundle) k(key, value)
-    where pg_catalog.jsonb_typeof(k.value) <> 'array';
-    insert into pg_temp.content_bundle_items (kind, position, item)
-    select k.key, (e.n - 1)::integer, e.value
-    from pg_catalog.jsonb_each(import_content_bundle.bundle) k(key, value)
-    cross join lateral pg_catalog.jsonb_array_elements(k.value) with ordinality e(value, n)
-    where pg_catalog.jsonb_typeof(k.value) = 'array';
-  end if;
-  return private.import_staged_content(import_content_bundle.name, import_content_bundle.version_label,
-                                       import_content_bundle.description, import_content_bundle.promote);
-end
-$$;
-comment on function private.import_content_bundle(jsonb, text, text, text, boolean) is
-  'Imports a content bundle given as jsonb into a new draft snapshot (see private.import_staged_content).';
-revoke all on function private.import_content_bundle(jsonb, text, text, text, boolean) from public, anon, authenticated, service_role;

@@ -1,140 +1,106 @@
--- Sign-in and sessions: users keyed by (provider, provider user id), hashed sessions, rotating
--- refresh tokens, OAuth attempts and an events outbox.
---
--- Every state change lives in one `private` function that runs as one transaction. They are
--- security definer so the API's login role (or pg_cron's job owner) may be granted just
--- EXECUTE on them in a deployment where it does not own the tables; no request role can
--- execute them, and none of them is reachable through the `api` schema. Raw tokens never
--- reach the database: the API sends SHA-256 hashes (hex) only.
-
--- ---------------------------------------------------------------------------------------------
--- Tables
--- ---------------------------------------------------------------------------------------------
+-- Auth: users, sessions, refresh tokens, OAuth attempts, the outbox and rate-limit counters.
+-- Reached through private security-definer functions only; api.get_session is the one read.
 
 create table app.users (
-  id uuid primary key default extensions.gen_random_uuid(),
-  -- 'dev' users exist only through `npm run token` (refused when NODE_ENV=production).
-  provider text not null check (provider in ('google', 'github', 'dev')),
-  provider_user_id text not null check (pg_catalog.length(provider_user_id) between 1 and 255),
-  email text not null check (pg_catalog.length(email) between 3 and 320),
-  display_name text not null default '' check (pg_catalog.length(display_name) <= 200),
-  avatar_url text check (avatar_url is null or pg_catalog.length(avatar_url) <= 2000),
-  user_role text not null default 'learner' check (user_role in ('learner', 'admin')),
-  subscription_plan text not null default 'free' check (subscription_plan in ('free', 'premium')),
-  created_at timestamptz not null default pg_catalog.now(),
-  last_login_at timestamptz not null default pg_catalog.now(),
+  id uuid default extensions.gen_random_uuid() primary key,
+  provider text not null check (provider = any (array['google'::text, 'github'::text, 'dev'::text])),
+  provider_user_id text not null check ((length(provider_user_id) >= 1) and (length(provider_user_id) <= 255)),
+  email text not null check ((length(email) >= 3) and (length(email) <= 320)),
+  display_name text default ''::text not null check (length(display_name) <= 200),
+  avatar_url text check ((avatar_url is null) or (length(avatar_url) <= 2000)),
+  user_role text default 'learner'::text not null check (user_role = any (array['learner'::text, 'admin'::text])),
+  subscription_plan text default 'free'::text not null check (subscription_plan = any (array['free'::text, 'premium'::text])),
+  created_at timestamp with time zone default now() not null,
+  last_login_at timestamp with time zone default now() not null,
   last_login_provider text not null,
-  -- Never by email alone: the same address at two providers is two identities.
   constraint users_provider_identity_key unique (provider, provider_user_id)
 );
-comment on table app.users is 'User profiles, keyed by (provider, provider_user_id); created at first sign-in.';
+comment on table app.users is
+  'User profiles, keyed by (provider, provider_user_id); created at first sign-in.';
 alter table app.users enable row level security;
 create policy "users read their own profile" on app.users
-  for select to authenticated using (id = (select auth.uid()));
-grant select (id, provider, email, display_name, avatar_url, user_role, subscription_plan, created_at, last_login_at, last_login_provider)
-  on app.users to authenticated;
+  for select to authenticated
+  using (id = (select auth.uid()));
+grant select (id, provider, email, display_name, avatar_url, user_role, subscription_plan, created_at, last_login_at, last_login_provider) on app.users to authenticated;
 
 create table app.sessions (
-  id uuid primary key default extensions.gen_random_uuid(),
+  id uuid default extensions.gen_random_uuid() primary key,
   user_id uuid not null references app.users (id) on delete cascade,
   provider text not null,
-  active boolean not null default true,
-  created_at timestamptz not null default pg_catalog.now(),
-  last_activity_at timestamptz not null default pg_catalog.now(),
-  user_agent text check (user_agent is null or pg_catalog.length(user_agent) <= 512),
+  active boolean default true not null,
+  created_at timestamp with time zone default now() not null,
+  last_activity_at timestamp with time zone default now() not null,
+  user_agent text check ((user_agent is null) or (length(user_agent) <= 512)),
   ip_address inet,
-  -- SHA-256 (hex) of the newest access token, and when it expires.
-  access_token_hash text check (access_token_hash is null or access_token_hash ~ '^[0-9a-f]{64}$'),
-  access_expires_at timestamptz not null,
-  -- Inactivity limit (seconds without a refresh) and absolute end of the session.
+  access_token_hash text check ((access_token_hash is null) or (access_token_hash ~ '^[0-9a-f]{64}$'::text)),
+  access_expires_at timestamp with time zone not null,
   idle_timeout_seconds integer not null check (idle_timeout_seconds > 0),
-  expires_at timestamptz not null,
-  ended_at timestamptz,
-  end_reason text check (end_reason in ('logout', 'expired', 'idle', 'refresh_token_reuse')),
-  check (active = (ended_at is null))
+  expires_at timestamp with time zone not null,
+  ended_at timestamp with time zone,
+  end_reason text check (end_reason = any (array['logout'::text, 'expired'::text, 'idle'::text, 'refresh_token_reuse'::text])),
+  constraint sessions_check check (active = (ended_at is null))
 );
-comment on table app.sessions is 'Sign-in sessions; tokens only as SHA-256 hashes. Inactive once ended (logout, expiry, reuse).';
-create index sessions_user_idx on app.sessions (user_id);
-create index sessions_active_idx on app.sessions (access_expires_at) where active;
+comment on table app.sessions is
+  'Sign-in sessions; tokens only as SHA-256 hashes. Inactive once ended (logout, expiry, reuse).';
 alter table app.sessions enable row level security;
 create policy "users read their own sessions" on app.sessions
-  for select to authenticated using (user_id = (select auth.uid()));
--- The token hash stays out of reach even for its owner.
-grant select (id, user_id, provider, active, created_at, last_activity_at, user_agent, ip_address,
-              access_expires_at, idle_timeout_seconds, expires_at, ended_at, end_reason)
-  on app.sessions to authenticated;
+  for select to authenticated
+  using (user_id = (select auth.uid()));
+grant select (id, user_id, provider, active, created_at, last_activity_at, user_agent, ip_address, access_expires_at, idle_timeout_seconds, expires_at, ended_at, end_reason) on app.sessions to authenticated;
+
+create index sessions_user_idx on app.sessions (user_id);
+
+create index sessions_active_idx on app.sessions (access_expires_at) where active;
 
 create table app.refresh_tokens (
-  id uuid primary key default extensions.gen_random_uuid(),
+  id uuid default extensions.gen_random_uuid() primary key,
   session_id uuid not null references app.sessions (id) on delete cascade,
-  token_hash text not null unique check (token_hash ~ '^[0-9a-f]{64}$'),
-  -- The rotation chain: the token this one replaced.
+  token_hash text not null unique check (token_hash ~ '^[0-9a-f]{64}$'::text),
   parent_id uuid references app.refresh_tokens (id) on delete cascade,
-  created_at timestamptz not null default pg_catalog.now(),
-  -- Set when the token is used for a refresh; reuse after the grace window revokes the session.
-  rotated_at timestamptz,
-  revoked_at timestamptz
+  created_at timestamp with time zone default now() not null,
+  rotated_at timestamp with time zone,
+  revoked_at timestamp with time zone
 );
 comment on table app.refresh_tokens is 'Refresh tokens (SHA-256 hashes) with their rotation chain.';
-create index refresh_tokens_session_idx on app.refresh_tokens (session_id);
-create index refresh_tokens_parent_idx on app.refresh_tokens (parent_id);
 alter table app.refresh_tokens enable row level security;
--- No policy and no grant: only the private functions touch refresh tokens.
+
+create index refresh_tokens_session_idx on app.refresh_tokens (session_id);
+
+create index refresh_tokens_parent_idx on app.refresh_tokens (parent_id);
 
 create table app.oauth_attempts (
-  id uuid primary key default extensions.gen_random_uuid(),
-  state_hash text not null unique check (state_hash ~ '^[0-9a-f]{64}$'),
-  provider text not null check (provider in ('google', 'github')),
-  -- Cleared when the attempt is consumed: a used attempt keeps no secret.
+  id uuid default extensions.gen_random_uuid() primary key,
+  state_hash text not null unique check (state_hash ~ '^[0-9a-f]{64}$'::text),
+  provider text not null check (provider = any (array['google'::text, 'github'::text])),
   code_verifier text,
   nonce text,
   redirect_url text not null,
-  -- SHA-256 of the browser-binding cookie set at /auth/login.
-  browser_hash text not null check (browser_hash ~ '^[0-9a-f]{64}$'),
-  created_at timestamptz not null default pg_catalog.now(),
-  expires_at timestamptz not null,
-  consumed_at timestamptz
+  browser_hash text not null check (browser_hash ~ '^[0-9a-f]{64}$'::text),
+  created_at timestamp with time zone default now() not null,
+  expires_at timestamp with time zone not null,
+  consumed_at timestamp with time zone
 );
-comment on table app.oauth_attempts is 'Server-side record of each OAuth attempt: single use, ~10 minutes, bound to the browser.';
-create index oauth_attempts_expiry_idx on app.oauth_attempts (expires_at);
+comment on table app.oauth_attempts is
+  'Server-side record of each OAuth attempt: single use, ~10 minutes, bound to the browser.';
 alter table app.oauth_attempts enable row level security;
+
+create index oauth_attempts_expiry_idx on app.oauth_attempts (expires_at);
 
 create table app.outbox_events (
   id bigint generated always as identity primary key,
-  event_type text not null check (event_type in ('identity.user_registered', 'identity.user_authenticated', 'identity.user_logged_out')),
+  event_type text not null check (event_type = any (array['identity.user_registered'::text, 'identity.user_authenticated'::text, 'identity.user_logged_out'::text])),
   aggregate_id uuid not null,
   payload jsonb not null,
-  occurred_at timestamptz not null default pg_catalog.now(),
-  published_at timestamptz
+  occurred_at timestamp with time zone default now() not null,
+  published_at timestamp with time zone
 );
-comment on table app.outbox_events is 'Transactional outbox: events written with the change that causes them, for a publisher to relay.';
-create index outbox_events_unpublished_idx on app.outbox_events (id) where published_at is null;
+comment on table app.outbox_events is
+  'Transactional outbox: events written with the change that causes them, for a publisher to relay.';
 alter table app.outbox_events enable row level security;
 
--- ---------------------------------------------------------------------------------------------
--- Helpers
--- ---------------------------------------------------------------------------------------------
+create index outbox_events_unpublished_idx on app.outbox_events (id) where (published_at is null);
 
--- Whether a session may still be used: active, inside its absolute lifetime and not idle.
-create function private.session_is_live(session_id uuid, user_id uuid)
-returns boolean
-language sql
-stable
-security definer
-set search_path = ''
-as $$
-  select coalesce((
-    select s.active
-       and s.expires_at > pg_catalog.now()
-       and s.last_activity_at + pg_catalog.make_interval(secs => s.idle_timeout_seconds) > pg_catalog.now()
-    from app.sessions s
-    where s.id = session_is_live.session_id and s.user_id = session_is_live.user_id), false)
-$$;
-comment on function private.session_is_live(uuid, uuid) is
-  'True when the session exists for that user, is active, inside its absolute lifetime and not idle.';
-revoke all on function private.session_is_live(uuid, uuid) from public, anon, authenticated, service_role;
-
-create function private.user_json(u app.users)
+create or replace function private.user_json(u app.users)
 returns jsonb
 language sql
 immutable
@@ -142,10 +108,9 @@ set search_path = ''
 as $$
   select pg_catalog.jsonb_build_object('id', u.id, 'email', u.email, 'display_name', u.display_name, 'provider', u.provider)
 $$;
-revoke all on function private.user_json(app.users) from public, anon, authenticated, service_role;
 
 -- The claims the API signs into an access token, recomputed from the database every time.
-create function private.token_claims(u app.users, session_id uuid)
+create or replace function private.token_claims(u app.users, session_id uuid)
 returns jsonb
 language sql
 immutable
@@ -155,19 +120,11 @@ as $$
     'sub', u.id, 'email', u.email, 'user_role', u.user_role,
     'subscription_plan', u.subscription_plan, 'session_id', token_claims.session_id)
 $$;
-revoke all on function private.token_claims(app.users, uuid) from public, anon, authenticated, service_role;
-
--- ---------------------------------------------------------------------------------------------
--- OAuth attempts
--- ---------------------------------------------------------------------------------------------
 
 -- Records one attempt started at /auth/login.
-create function private.start_oauth_attempt(
-  provider text, state_hash text, code_verifier text, nonce text, redirect_url text,
-  browser_hash text, ttl_seconds integer)
+create or replace function private.start_oauth_attempt(provider text, state_hash text, code_verifier text, nonce text, redirect_url text, browser_hash text, ttl_seconds integer)
 returns void
 language sql
-volatile
 security definer
 set search_path = ''
 as $$
@@ -176,16 +133,14 @@ as $$
           start_oauth_attempt.nonce, start_oauth_attempt.redirect_url, start_oauth_attempt.browser_hash,
           pg_catalog.now() + pg_catalog.make_interval(secs => start_oauth_attempt.ttl_seconds))
 $$;
-comment on function private.start_oauth_attempt(text, text, text, text, text, text, integer) is
+comment on function private.start_oauth_attempt(text,text,text,text,text,text,integer) is
   'Stores an OAuth attempt (state hash, PKCE verifier, nonce, validated redirect, browser binding, expiry).';
-revoke all on function private.start_oauth_attempt(text, text, text, text, text, text, integer) from public, anon, authenticated, service_role;
 
 -- Consumes an attempt exactly once. Errors (22023, detail.reason): unknown_state,
 -- state_already_used, state_expired, browser_mismatch.
-create function private.consume_oauth_attempt(state_hash text, browser_hash text)
+create or replace function private.consume_oauth_attempt(state_hash text, browser_hash text)
 returns jsonb
 language plpgsql
-volatile
 security definer
 set search_path = ''
 as $$
@@ -219,26 +174,17 @@ begin
     'nonce', attempt.nonce, 'redirect_url', attempt.redirect_url);
 end
 $$;
-comment on function private.consume_oauth_attempt(text, text) is
+comment on function private.consume_oauth_attempt(text,text) is
   'Consumes an OAuth attempt once; 22023 with detail.reason unknown_state|state_already_used|state_expired|browser_mismatch.';
-revoke all on function private.consume_oauth_attempt(text, text) from public, anon, authenticated, service_role;
-
--- ---------------------------------------------------------------------------------------------
--- Sessions
--- ---------------------------------------------------------------------------------------------
 
 -- Completes a sign-in: creates or updates the profile, opens a session with its first refresh
 -- token, and writes identity.user_registered or identity.user_authenticated, all at once.
 -- Concurrent first callbacks of one identity meet on the unique key: exactly one profile.
 -- The access token hash follows in private.record_access_token inside the same transaction
 -- (the token can only be signed once the claims below are known).
-create function private.sign_in(
-  provider text, provider_user_id text, email text, display_name text, avatar_url text,
-  user_agent text, ip_address text, refresh_hash text,
-  access_ttl_seconds integer, idle_timeout_seconds integer, max_lifetime_seconds integer)
+create or replace function private.sign_in(provider text, provider_user_id text, email text, display_name text, avatar_url text, user_agent text, ip_address text, refresh_hash text, access_ttl_seconds integer, idle_timeout_seconds integer, max_lifetime_seconds integer)
 returns jsonb
 language plpgsql
-volatile
 security definer
 set search_path = ''
 as $$
@@ -289,23 +235,20 @@ begin
     'access_expires_at', extract(epoch from new_session.access_expires_at)::bigint);
 end
 $$;
-comment on function private.sign_in(text, text, text, text, text, text, text, text, integer, integer, integer) is
+comment on function private.sign_in(text,text,text,text,text,text,text,text,integer,integer,integer) is
   'Upserts the profile by (provider, provider_user_id), opens a session with its first refresh token hash, writes the outbox event.';
-revoke all on function private.sign_in(text, text, text, text, text, text, text, text, integer, integer, integer) from public, anon, authenticated, service_role;
 
 -- Stores the hash of the access token just signed for a session.
-create function private.record_access_token(session_id uuid, access_hash text)
+create or replace function private.record_access_token(session_id uuid, access_hash text)
 returns void
 language sql
-volatile
 security definer
 set search_path = ''
 as $$
   update app.sessions set access_token_hash = record_access_token.access_hash
   where id = record_access_token.session_id
 $$;
-comment on function private.record_access_token(uuid, text) is 'Stores the SHA-256 of the newest access token of a session.';
-revoke all on function private.record_access_token(uuid, text) from public, anon, authenticated, service_role;
+comment on function private.record_access_token(uuid,text) is 'Stores the SHA-256 of the newest access token of a session.';
 
 -- Rotates a refresh token. Returns {status:'ok', claims, session_id, access_expires_at} or
 -- {status:'invalid'|'expired'|'revoked'}; failures are returned, not raised, so a revocation
@@ -313,10 +256,9 @@ revoke all on function private.record_access_token(uuid, text) from public, anon
 --   unused token          → rotated: marked used, a child token issued
 --   used, inside grace    → a concurrent refresh (another tab): a sibling child is issued
 --   used, after grace     → reuse attack: the session and all its tokens are revoked
-create function private.refresh_session(refresh_hash text, new_refresh_hash text, grace_seconds integer, access_ttl_seconds integer)
+create or replace function private.refresh_session(refresh_hash text, new_refresh_hash text, grace_seconds integer, access_ttl_seconds integer)
 returns jsonb
 language plpgsql
-volatile
 security definer
 set search_path = ''
 as $$
@@ -374,15 +316,13 @@ begin
     'access_expires_at', extract(epoch from sess.access_expires_at)::bigint);
 end
 $$;
-comment on function private.refresh_session(text, text, integer, integer) is
+comment on function private.refresh_session(text,text,integer,integer) is
   'Rotates a refresh token (grace window for concurrent use; reuse after it revokes the session). Returns {status,...}.';
-revoke all on function private.refresh_session(text, text, integer, integer) from public, anon, authenticated, service_role;
 
 -- Ends a session at logout. 28000 when the session is unknown, not the caller's, or already ended.
-create function private.end_session(session_id uuid, user_id uuid)
+create or replace function private.end_session(session_id uuid, user_id uuid)
 returns jsonb
 language plpgsql
-volatile
 security definer
 set search_path = ''
 as $$
@@ -401,9 +341,8 @@ begin
   return pg_catalog.jsonb_build_object('success', true, 'message', 'Signed out');
 end
 $$;
-comment on function private.end_session(uuid, uuid) is
+comment on function private.end_session(uuid,uuid) is
   'Logout: deactivates the session, revokes its refresh tokens, writes identity.user_logged_out.';
-revoke all on function private.end_session(uuid, uuid) from public, anon, authenticated, service_role;
 
 -- The cleanup routine (server interval, or pg_cron: `select private.cleanup_sessions()`).
 -- Reading of the spec's "active → inactive on access token expiry handled by the cleanup
@@ -412,10 +351,9 @@ revoke all on function private.end_session(uuid, uuid) from public, anon, authen
 -- than its inactivity limit. A session whose access token merely expired while it is still
 -- refreshable stays active, otherwise refresh would race the cleanup. Also deletes OAuth
 -- attempts that expired more than a day ago.
-create function private.cleanup_sessions()
+create or replace function private.cleanup_sessions()
 returns jsonb
 language plpgsql
-volatile
 security definer
 set search_path = ''
 as $$
@@ -446,13 +384,11 @@ end
 $$;
 comment on function private.cleanup_sessions() is
   'Deactivates sessions whose access token expired and that can no longer be refreshed (absolute or idle limit), revokes their refresh tokens, purges old OAuth attempts.';
-revoke all on function private.cleanup_sessions() from public, anon, authenticated, service_role;
 
 -- Development only (the token CLI refuses NODE_ENV=production): sets role and plan.
-create function private.set_user_access(user_id uuid, user_role text, subscription_plan text)
+create or replace function private.set_user_access(user_id uuid, user_role text, subscription_plan text)
 returns void
 language sql
-volatile
 security definer
 set search_path = ''
 as $$
@@ -461,8 +397,7 @@ as $$
       subscription_plan = coalesce(set_user_access.subscription_plan, u.subscription_plan)
   where u.id = set_user_access.user_id
 $$;
-comment on function private.set_user_access(uuid, text, text) is 'Sets a user''s role and plan (token CLI).';
-revoke all on function private.set_user_access(uuid, text, text) from public, anon, authenticated, service_role;
+comment on function private.set_user_access(uuid,text,text) is 'Sets a user''s role and plan (token CLI).';
 
 -- ---------------------------------------------------------------------------------------------
 -- api.get_session
@@ -474,11 +409,10 @@ revoke all on function private.set_user_access(uuid, text, text) from public, an
 --           refused a session-bound token whose session is not live (28000).
 -- Errors:  none of its own.
 -- ---------------------------------------------------------------------------------------------
-create function api.get_session()
+create or replace function api.get_session()
 returns jsonb
 language sql
 stable
-security invoker
 set search_path = ''
 as $$
   select case when (select auth.uid()) is null then
@@ -502,3 +436,59 @@ $$;
 comment on function api.get_session() is
   'The caller''s sign-in state: {authenticated, user, session} (anonymous: false, null, null). No params. No errors of its own.';
 grant execute on function api.get_session() to anon, authenticated;
+
+-- Shared rate-limit counters for several API instances (RATE_LIMIT_STORE=postgres).
+--
+-- Fixed windows per caller key. Unlogged: counters are disposable, and skipping the WAL keeps
+-- the per-request upsert cheap. Only the API's login role touches them, through the functions.
+create unlogged table app.rate_limit_counters (
+  key text not null check (length(key) <= 200),
+  window_start timestamp with time zone not null,
+  count integer not null,
+  constraint rate_limit_counters_pkey primary key (key, window_start)
+);
+comment on table app.rate_limit_counters is
+  'Fixed-window request counters shared by API instances (RATE_LIMIT_STORE=postgres).';
+alter table app.rate_limit_counters enable row level security;
+
+-- Counts one request for `key` in the current window of `window_ms`; returns {count, reset_at}
+-- (reset_at in epoch milliseconds).
+create or replace function private.hit_rate_limit(key text, window_ms integer)
+returns jsonb
+language sql
+security definer
+set search_path = ''
+as $$
+  with bounds as (
+    select pg_catalog.to_timestamp(
+             pg_catalog.floor(extract(epoch from pg_catalog.clock_timestamp()) * 1000 / hit_rate_limit.window_ms)
+             * hit_rate_limit.window_ms / 1000.0) as start),
+  hit as (
+    insert into app.rate_limit_counters as c (key, window_start, count)
+    select hit_rate_limit.key, b.start, 1 from bounds b
+    on conflict on constraint rate_limit_counters_pkey do update set count = c.count + 1
+    returning c.count, c.window_start)
+  select pg_catalog.jsonb_build_object(
+    'count', h.count,
+    'reset_at', (extract(epoch from h.window_start) * 1000)::bigint + hit_rate_limit.window_ms)
+  from hit h
+$$;
+comment on function private.hit_rate_limit(text,integer) is
+  'Counts one request in the caller''s current fixed window; returns {count, reset_at}.';
+
+-- Drops windows that ended more than an hour ago (run by the server's cleanup interval or pg_cron).
+create or replace function private.purge_rate_limits()
+returns integer
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  purged integer;
+begin
+  delete from app.rate_limit_counters c where c.window_start < pg_catalog.now() - interval '1 hour';
+  get diagnostics purged = row_count;
+  return purged;
+end
+$$;
+comment on function private.purge_rate_limits() is 'Deletes rate-limit windows older than an hour; returns how many.';

@@ -1,7 +1,7 @@
 -- Server-side timings of the discovery api functions as anon: best / median / p95 of `runs` calls
 -- each after 2 warm-ups (one session, no HTTP, no body cache). Run as a superuser on a database
 -- with a generated catalog (slugs domain-000002, trail-000033, concept-001521 must exist):
---   psql -d <db> -v runs=15 -f sql/discovery-bench.sql 2>&1 | grep NOTICE
+--   psql -d <db> -v runs=15 -f sql/discovery-function-timings.sql 2>&1 | grep NOTICE
 select set_config('bench.runs', :'runs', false) is not null as runs_set;
 set role anon;
 do $$

@@ -1,6 +1,6 @@
 -- EXPLAIN (ANALYZE) of every statement each discovery endpoint runs, nested statements included.
 -- Run as a superuser on a database with a synthetic catalog (e.g. 50,000 sparks):
---   psql -d <db> -v domain=<slug> -v trail=<slug> -v concept=<slug> -f sql/discovery-explain.sql 2>&1 | less
+--   psql -d <db> -v domain=<slug> -v trail=<slug> -v concept=<slug> -f sql/discovery-query-plans.sql 2>&1 | less
 -- auto_explain prints each plan as a NOTICE; plans use the real parameter values because the
 -- api functions run with plan_cache_mode = force_custom_plan.
 load 'auto_explain';

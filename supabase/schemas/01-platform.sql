@@ -1,9 +1,8 @@
--- Make a vanilla PostgreSQL look like a Supabase project, and do nothing on a real one.
+-- The platform: make a vanilla PostgreSQL look like a Supabase project, and do nothing on one.
 --
--- On Supabase the roles, the `extensions` schema and the `auth` helpers already exist and
--- `auth` belongs to another owner, so every step is guarded. `supabase db reset --remote`
--- drops the `auth` schema of a plain server, which is why this shim lives in a migration.
-
+-- On Supabase the roles, the `extensions` schema and the `auth` helpers already exist and `auth`
+-- belongs to another owner, so every step is guarded. This file comes first: everything else
+-- grants to these roles and calls these helpers.
 -- PostgREST's request roles. nologin: only the API's login role switches into them.
 do $$
 begin

@@ -1,21 +1,284 @@
--- Search at scale: exact totals and facets, and the capped candidate set, without visiting every
--- match (issue 9).
---
--- GET /search's common shape is one word ("building"), which matches thousands of rows. Its
--- tsquery is a disjunction of lexeme atoms ('build' | 'building':*). When every atom of such a
--- query resolves, in the snapshot's vocabulary, to ONE lexeme, the matching rows are exactly the
--- rows containing that lexeme, so:
---   * meta.total and both facets are sums over app.search_lexeme_counts (rows per snapshot,
---     lexeme, type and difficulty, maintained by triggers): O(1) in the number of matches;
---   * the ranked candidates (title matches first, then type, id; at most 1000) are read in that
---     order from app.search_title_postings (one row per title lexeme of a row) by a btree range
---     scan: O(cap) in the number of matches.
--- Any other query (several lexemes, AND, phrase, negation, weights, typo fallback) takes the
--- general path, unchanged in meaning: it counts and orders every match.
---
--- The figures are maintained by statement-level triggers (transition tables) on the four
--- content tables. They are ENABLE ALWAYS because the content writer runs with
--- session_replication_role = replica (20261122010300_content_import_scaling.sql).
+-- Search: full-text search with a trigram fallback, autocomplete, and the figures that answer a
+-- one-lexeme query without visiting every match.
+
+create index sparks_search on app.sparks using gin (search_vector);
+
+create index concepts_search on app.concepts using gin (search_vector);
+
+create index trails_search on app.trails using gin (search_vector);
+
+create index domains_search on app.domains using gin (search_vector);
+
+create index sparks_title_trgm on app.sparks using gin (search_title extensions.gin_trgm_ops);
+
+create index concepts_title_trgm on app.concepts using gin (search_title extensions.gin_trgm_ops);
+
+create index trails_title_trgm on app.trails using gin (search_title extensions.gin_trgm_ops);
+
+create index domains_name_trgm on app.domains using gin (search_title extensions.gin_trgm_ops);
+
+-- private.search_query
+-- Purpose: the tsquery for a normalised search text: websearch_to_tsquery('english'), widened
+--          with a prefix match on the last word when the text is plain words ("postgres ind"
+--          also finds "postgres indexes"). Stop words never become prefixes.
+create or replace function private.search_query(normalized text)
+returns tsquery
+language plpgsql
+immutable parallel safe
+set search_path = ''
+as $$
+declare
+  words text[];
+  word_count integer;
+  last_word text;
+  full_query tsquery := pg_catalog.websearch_to_tsquery('pg_catalog.english'::regconfig, search_query.normalized);
+  prefix_query tsquery;
+begin
+  if search_query.normalized !~ '^[[:alnum:][:space:]]+$' then
+    return full_query; -- quotes, "or", "-word": the caller wrote websearch syntax; honour it
+  end if;
+  words := pg_catalog.regexp_split_to_array(pg_catalog.btrim(search_query.normalized), '\s+');
+  word_count := pg_catalog.array_length(words, 1);
+  last_word := words[word_count];
+  if pg_catalog.char_length(last_word) < 2
+     or pg_catalog.to_tsvector('pg_catalog.english'::regconfig, last_word) = ''::tsvector then
+    return full_query;
+  end if;
+  prefix_query := pg_catalog.to_tsquery('pg_catalog.simple'::regconfig, pg_catalog.quote_literal(last_word) || ':*');
+  if word_count > 1 then
+    prefix_query := pg_catalog.websearch_to_tsquery('pg_catalog.english'::regconfig,
+                      pg_catalog.array_to_string(words[1:word_count - 1], ' ')) && prefix_query;
+  end if;
+  return full_query || prefix_query;
+end
+$$;
+comment on function private.search_query(text) is
+  'websearch_to_tsquery(english) of a normalised text, OR-ed with a prefix match on its last word when the text is plain words.';
+grant execute on function private.search_query(text) to anon, authenticated;
+
+-- private.search_matches
+-- Purpose: every content row of the snapshot matching the query, without ranking: the set that
+--          facets count and the ranked candidates are drawn from. title_hit (the query matches
+--          the title alone, a cheap check on the stored vector) decides which rows are ranked
+--          first when there are more matches than the rank cap. `fuzzy` switches from the
+--          full-text match to the trigram word-similarity match on titles (typo fallback).
+create or replace function private.search_matches(snapshot uuid, query tsquery, normalized text, fuzzy boolean)
+returns table(type text, snapshot_id uuid, id uuid, difficulty text, title_hit boolean)
+language plpgsql
+stable
+set search_path = ''
+set "pg_trgm.word_similarity_threshold" to '0.4'
+as $$
+begin
+  if not search_matches.fuzzy then
+    return query
+      select 'spark'::text, s.snapshot_id, s.id, s.difficulty,
+             pg_catalog.ts_filter(s.search_vector, '{a}') @@ search_matches.query
+        from app.sparks s
+       where (search_matches.snapshot is null or s.snapshot_id = search_matches.snapshot)
+         and s.search_vector @@ search_matches.query
+      union all
+      select 'concept', c.snapshot_id, c.id, null,
+             pg_catalog.ts_filter(c.search_vector, '{a}') @@ search_matches.query
+        from app.concepts c
+       where (search_matches.snapshot is null or c.snapshot_id = search_matches.snapshot)
+         and c.search_vector @@ search_matches.query
+      union all
+      select 'trail', t.snapshot_id, t.id, t.difficulty_level,
+             pg_catalog.ts_filter(t.search_vector, '{a}') @@ search_matches.query
+        from app.trails t
+       where (search_matches.snapshot is null or t.snapshot_id = search_matches.snapshot)
+         and t.search_vector @@ search_matches.query
+      union all
+      select 'domain', d.snapshot_id, d.id, null,
+             pg_catalog.ts_filter(d.search_vector, '{a}') @@ search_matches.query
+        from app.domains d
+       where (search_matches.snapshot is null or d.snapshot_id = search_matches.snapshot)
+         and d.search_vector @@ search_matches.query;
+  else
+    return query
+      select 'spark'::text, s.snapshot_id, s.id, s.difficulty, true from app.sparks s
+       where (search_matches.snapshot is null or s.snapshot_id = search_matches.snapshot)
+         and search_matches.normalized operator(extensions.<%) s.search_title
+      union all
+      select 'concept', c.snapshot_id, c.id, null, true from app.concepts c
+       where (search_matches.snapshot is null or c.snapshot_id = search_matches.snapshot)
+         and search_matches.normalized operator(extensions.<%) c.search_title
+      union all
+      select 'trail', t.snapshot_id, t.id, t.difficulty_level, true from app.trails t
+       where (search_matches.snapshot is null or t.snapshot_id = search_matches.snapshot)
+         and search_matches.normalized operator(extensions.<%) t.search_title
+      union all
+      select 'domain', d.snapshot_id, d.id, null, true from app.domains d
+       where (search_matches.snapshot is null or d.snapshot_id = search_matches.snapshot)
+         and search_matches.normalized operator(extensions.<%) d.search_title;
+  end if;
+end
+$$;
+comment on function private.search_matches(uuid,tsquery,text,boolean) is
+  'Unranked matches (type, snapshot_id, id, difficulty, title_hit) of a search in one snapshot: full-text, or trigram on titles when fuzzy.';
+grant execute on function private.search_matches(uuid,tsquery,text,boolean) to anon, authenticated;
+
+-- Autocomplete's first tier walks these in order and stops after `limit` rows: title-prefix
+-- suggestions cost the same however many titles share the prefix. Collation "C" makes the
+-- btree serve both `like 'prefix%'` and the order.
+create index sparks_search_title on app.sparks (snapshot_id, search_title collate "C");
+
+create index concepts_search_title on app.concepts (snapshot_id, search_title collate "C");
+
+create index trails_search_title on app.trails (snapshot_id, search_title collate "C");
+
+create index domains_search_title on app.domains (snapshot_id, search_title collate "C");
+
+-- private.suggest_title_prefixes
+-- Purpose: autocomplete tier 0: distinct {text, type} whose normalised title starts with the
+--          pattern, in normalised-title order, at most `wanted` per content type (index walks).
+create or replace function private.suggest_title_prefixes(snapshot uuid, pattern text, wanted integer)
+returns table(type text, text text, norm text)
+language sql
+stable
+set search_path = ''
+as $$
+  (select distinct on (s.search_title collate "C", s.title) 'spark'::text, s.title, s.search_title
+   from app.sparks s
+   where (suggest_title_prefixes.snapshot is null or s.snapshot_id = suggest_title_prefixes.snapshot)
+     and (s.search_title collate "C") like suggest_title_prefixes.pattern || '%'
+   order by s.search_title collate "C", s.title
+   limit suggest_title_prefixes.wanted)
+  union all
+  (select distinct on (c.search_title collate "C", c.title) 'concept', c.title, c.search_title
+   from app.concepts c
+   where (suggest_title_prefixes.snapshot is null or c.snapshot_id = suggest_title_prefixes.snapshot)
+     and (c.search_title collate "C") like suggest_title_prefixes.pattern || '%'
+   order by c.search_title collate "C", c.title
+   limit suggest_title_prefixes.wanted)
+  union all
+  (select distinct on (t.search_title collate "C", t.title) 'trail', t.title, t.search_title
+   from app.trails t
+   where (suggest_title_prefixes.snapshot is null or t.snapshot_id = suggest_title_prefixes.snapshot)
+     and (t.search_title collate "C") like suggest_title_prefixes.pattern || '%'
+   order by t.search_title collate "C", t.title
+   limit suggest_title_prefixes.wanted)
+  union all
+  (select distinct on (d.search_title collate "C", d.name) 'domain', d.name, d.search_title
+   from app.domains d
+   where (suggest_title_prefixes.snapshot is null or d.snapshot_id = suggest_title_prefixes.snapshot)
+     and (d.search_title collate "C") like suggest_title_prefixes.pattern || '%'
+   order by d.search_title collate "C", d.name
+   limit suggest_title_prefixes.wanted)
+$$;
+comment on function private.suggest_title_prefixes(uuid,text,integer) is
+  'Autocomplete tier 0: titles starting with a LIKE-escaped pattern, at most `wanted` per content type, via the (snapshot_id, search_title collate C) indexes.';
+grant execute on function private.suggest_title_prefixes(uuid,text,integer) to anon, authenticated;
+
+-- api.list_search_suggestions
+-- Purpose: autocomplete: titles (domain names) matching what the user has typed so far.
+-- Params:  q (2..100 characters after trimming), limit_count (1..20, default 5), snapshot_id.
+-- Returns: {suggestions: [{text, type}]}, best first, each {text, type} once:
+--          tier 0, titles starting with q (in alphabetical order of the normalised title);
+--          tier 1, titles with a later word starting with q; tier 2 (q of 4+ characters),
+--          typo-tolerant trigram matches (word similarity >= 0.5). Tiers 1 and 2 are ordered by
+--          similarity, shorter text, text, type, and are only computed when the earlier tiers
+--          leave room, so a common prefix costs an index walk of `limit` rows.
+-- Errors:  22023 q shorter than 2 characters or limit_count out of range; P0002 unknown snapshot_id.
+create or replace function api.list_search_suggestions(q text, limit_count integer default 5, snapshot_id uuid default null::uuid)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+set "pg_trgm.word_similarity_threshold" to '0.5'
+as $$
+declare
+  normalized text := pg_catalog.btrim(private.search_normalize(list_search_suggestions.q));
+  pattern text;
+  word_start text;
+  snapshot uuid;
+  wanted integer := list_search_suggestions.limit_count;
+  suggestions jsonb := '[]'::jsonb;
+  more jsonb;
+begin
+  if list_search_suggestions.q is null or pg_catalog.char_length(normalized) not between 2 and 100 then
+    raise exception using errcode = '22023', message = 'q must be 2 to 100 characters',
+      detail = pg_catalog.jsonb_build_object('field', 'q')::text;
+  end if;
+  if list_search_suggestions.limit_count is null or list_search_suggestions.limit_count not between 1 and 20 then
+    raise exception using errcode = '22023', message = 'limit must be between 1 and 20',
+      detail = pg_catalog.jsonb_build_object('field', 'limit')::text;
+  end if;
+  snapshot := private.resolve_snapshot_id(list_search_suggestions.snapshot_id);
+  pattern := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(normalized, '\', '\\'), '%', '\%'), '_', '\_');
+  word_start := '(^|[^[:alnum:]])' || pg_catalog.regexp_replace(normalized, '([^[:alnum:][:space:]])', '\\\1', 'g');
+
+  -- Tier 0: title prefixes. Each type's list holds its first `wanted` in order (one title per
+  -- type once), so the first `wanted` of the merged lists are the first overall.
+  select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('text', p.text, 'type', p.type)
+                    order by p.norm collate "C", p.text, p.type), '[]'::jsonb)
+  into suggestions
+  from (
+    select x.* from private.suggest_title_prefixes(snapshot, pattern, wanted) x
+    order by x.norm collate "C", x.text, x.type
+    limit wanted
+  ) p;
+  wanted := wanted - pg_catalog.jsonb_array_length(suggestions);
+
+  -- Tiers 1 and 2: a later word starts with q, or (4+ characters) a trigram match; only when
+  -- there is room left. Rows whose title starts with q belong to tier 0 and are excluded.
+  if wanted > 0 then
+    with titles as (
+      select 'spark'::text as type, s.title as text, s.search_title as norm from app.sparks s
+       where (snapshot is null or s.snapshot_id = snapshot)
+         and (s.search_title like '%' || pattern || '%'
+              or (pg_catalog.char_length(normalized) >= 4 and normalized operator(extensions.<%) s.search_title))
+      union all
+      select 'concept', c.title, c.search_title from app.concepts c
+       where (snapshot is null or c.snapshot_id = snapshot)
+         and (c.search_title like '%' || pattern || '%'
+              or (pg_catalog.char_length(normalized) >= 4 and normalized operator(extensions.<%) c.search_title))
+      union all
+      select 'trail', t.title, t.search_title from app.trails t
+       where (snapshot is null or t.snapshot_id = snapshot)
+         and (t.search_title like '%' || pattern || '%'
+              or (pg_catalog.char_length(normalized) >= 4 and normalized operator(extensions.<%) t.search_title))
+      union all
+      select 'domain', d.name, d.search_title from app.domains d
+       where (snapshot is null or d.snapshot_id = snapshot)
+         and (d.search_title like '%' || pattern || '%'
+              or (pg_catalog.char_length(normalized) >= 4 and normalized operator(extensions.<%) d.search_title))
+    ),
+    tiered as (
+      select t.type, t.text,
+             case when t.norm ~ word_start then 1 else 2 end as tier,
+             extensions.word_similarity(normalized, t.norm) as similarity
+      from titles t
+      where not (t.norm like pattern || '%')
+    ),
+    -- a substring inside a word ("ql" in "sql") is neither a word prefix nor a typo unless
+    -- trigram similarity supports it
+    kept as (
+      select * from tiered t
+      where t.tier = 1 or (pg_catalog.char_length(normalized) >= 4 and t.similarity >= 0.5)
+    ),
+    unique_suggestions as (
+      select distinct on (k.text, k.type) k.* from kept k
+      order by k.text, k.type, k.tier, k.similarity desc
+    )
+    select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('text', u.text, 'type', u.type)
+             order by u.tier, u.similarity desc, pg_catalog.char_length(u.text), u.text, u.type), '[]'::jsonb)
+    into more
+    from (
+      select * from unique_suggestions u
+      order by u.tier, u.similarity desc, pg_catalog.char_length(u.text), u.text, u.type
+      limit wanted
+    ) u;
+    suggestions := suggestions || more;
+  end if;
+
+  return pg_catalog.jsonb_build_object('suggestions', suggestions);
+end
+$$;
+comment on function api.list_search_suggestions(text,integer,uuid) is
+  'Autocomplete. Params: q (min 2 chars), limit_count (1..20, default 5), snapshot_id. Returns {suggestions:[{text,type}]}: title prefixes (index walk), then word prefixes, then trigram typo matches (q of 4+ chars); de-duplicated. Errors: 22023 invalid q/limit, P0002 unknown snapshot.';
+grant execute on function api.list_search_suggestions(text,integer,uuid) to anon, authenticated;
 
 create table app.search_lexeme_counts (
   snapshot_id uuid not null references app.snapshots (id) on delete cascade,
@@ -28,6 +291,11 @@ create table app.search_lexeme_counts (
 );
 comment on table app.search_lexeme_counts is
   'Search statistics: rows of one snapshot, type and difficulty whose search_vector holds a lexeme (docs), and of those with the lexeme in the title (title_docs). Maintained by triggers.';
+alter table app.search_lexeme_counts enable row level security;
+create policy "anyone reads search lexeme counts" on app.search_lexeme_counts
+  for select to anon, authenticated
+  using (true);
+grant select on app.search_lexeme_counts to anon, authenticated;
 
 create table app.search_title_postings (
   snapshot_id uuid not null references app.snapshots (id) on delete cascade,
@@ -38,21 +306,14 @@ create table app.search_title_postings (
   sort_title text not null,
   search_title text not null,
   rank_vector tsvector not null,
-  -- rows are written in key order (see search_index_sql), so the heap rows of one key range are
-  -- contiguous: a range scan reads few heap pages
-  primary key (snapshot_id, lexeme, type, id)
+  constraint search_title_postings_pkey primary key (snapshot_id, lexeme, type, id)
 );
 comment on table app.search_title_postings is
   'Search postings: one row per (content row, lexeme of its title), in candidate order (type, id) per lexeme, with what ranking needs (lower(title), search_title, rank_vector). Maintained by triggers.';
-
--- Read like the content tables: anyone reads, nobody but the owner writes.
-alter table app.search_lexeme_counts enable row level security;
 alter table app.search_title_postings enable row level security;
-create policy "anyone reads search lexeme counts" on app.search_lexeme_counts
-  for select to anon, authenticated using (true);
 create policy "anyone reads search title postings" on app.search_title_postings
-  for select to anon, authenticated using (true);
-grant select on app.search_lexeme_counts to anon, authenticated;
+  for select to anon, authenticated
+  using (true);
 grant select on app.search_title_postings to anon, authenticated;
 
 -- private.search_rank_vector
@@ -64,11 +325,10 @@ grant select on app.search_title_postings to anon, authenticated;
 --          exactly what it returns for the whole document.
 -- Params:  doc (the row's search_vector), lexeme.
 -- Returns: tsvector.
-create function private.search_rank_vector(doc tsvector, lexeme text)
+create or replace function private.search_rank_vector(doc tsvector, lexeme text)
 returns tsvector
 language sql
-immutable
-parallel safe
+immutable parallel safe
 set search_path = ''
 as $$
   with entry as (
@@ -91,9 +351,9 @@ as $$
                        group by g.n / 256) f), '')
   )::tsvector
 $$;
-comment on function private.search_rank_vector(tsvector, text) is
+comment on function private.search_rank_vector(tsvector,text) is
   'Stand-in document for ranking a row against a query matching only `lexeme` in it: that entry plus filler positions; ts_rank(.., 1) gives the same value as on the whole document.';
-grant execute on function private.search_rank_vector(tsvector, text) to anon, authenticated;
+grant execute on function private.search_rank_vector(tsvector,text) to anon, authenticated;
 
 -- private.search_index_sql
 -- Purpose: the statements that add (sign 1) or remove (sign -1) the search figures of the rows
@@ -101,7 +361,7 @@ grant execute on function private.search_rank_vector(tsvector, text) to anon, au
 -- Params:  kind (spark|concept|trail|domain), level_column (difficulty column or ''),
 --          title_column, source, sign (1 or -1).
 -- Returns: the SQL text (several statements; each reads `source` again).
-create function private.search_index_sql(kind text, level_column text, title_column text, source text, sign integer)
+create or replace function private.search_index_sql(kind text, level_column text, title_column text, source text, sign integer)
 returns text
 language sql
 immutable
@@ -147,16 +407,15 @@ as $$
       search_index_sql.source,
       search_index_sql.title_column))
 $$;
-comment on function private.search_index_sql(text, text, text, text, integer) is
+comment on function private.search_index_sql(text,text,text,text,integer) is
   'SQL adding (sign 1) or removing (sign -1) the search figures (lexeme counts, title postings) of the rows of a source relation.';
-revoke all on function private.search_index_sql(text, text, text, text, integer) from public, anon, authenticated, service_role;
 
 -- private.maintain_search_index
 -- Purpose: statement trigger of sparks, concepts, trails and domains: keeps
 --          app.search_lexeme_counts and app.search_title_postings equal to the content rows.
 --          tg_argv: content type, difficulty column ('' when none), title column. Transition tables:
 --          old_rows, new_rows. Security definer: writers need no rights on the figures.
-create function private.maintain_search_index()
+create or replace function private.maintain_search_index()
 returns trigger
 language plpgsql
 security definer
@@ -174,39 +433,66 @@ end
 $$;
 comment on function private.maintain_search_index() is
   'Trigger: applies the inserted/updated/deleted content rows to the search figures (app.search_lexeme_counts, app.search_title_postings).';
-revoke all on function private.maintain_search_index() from public, anon, authenticated, service_role;
 
-do $$
-declare
-  content record;
-begin
-  for content in
-    select * from (values ('sparks', 'spark', 'difficulty', 'title'), ('concepts', 'concept', '', 'title'),
-                          ('trails', 'trail', 'difficulty_level', 'title'), ('domains', 'domain', '', 'name'))
-                      v(tbl, kind, level_column, title_column)
-  loop
-    execute pg_catalog.format(
-      'create trigger %1$I after insert on app.%2$I referencing new table as new_rows
-         for each statement execute function private.maintain_search_index(%3$L, %4$L, %5$L)',
-      content.tbl || '_search_index_insert', content.tbl, content.kind, content.level_column, content.title_column);
-    execute pg_catalog.format(
-      'create trigger %1$I after update on app.%2$I referencing old table as old_rows new table as new_rows
-         for each statement execute function private.maintain_search_index(%3$L, %4$L, %5$L)',
-      content.tbl || '_search_index_update', content.tbl, content.kind, content.level_column, content.title_column);
-    execute pg_catalog.format(
-      'create trigger %1$I after delete on app.%2$I referencing old table as old_rows
-         for each statement execute function private.maintain_search_index(%3$L, %4$L, %5$L)',
-      content.tbl || '_search_index_delete', content.tbl, content.kind, content.level_column, content.title_column);
-    execute pg_catalog.format('alter table app.%1$I enable always trigger %2$I', content.tbl, content.tbl || '_search_index_insert');
-    execute pg_catalog.format('alter table app.%1$I enable always trigger %2$I', content.tbl, content.tbl || '_search_index_update');
-    execute pg_catalog.format('alter table app.%1$I enable always trigger %2$I', content.tbl, content.tbl || '_search_index_delete');
-    -- backfill the rows already there
-    execute private.search_index_sql(content.kind, content.level_column, content.title_column, 'app.' || pg_catalog.quote_ident(content.tbl), 1);
-  end loop;
-end
-$$;
-analyze app.search_lexeme_counts;
-analyze app.search_title_postings;
+create trigger sparks_search_index_insert
+  after insert on app.sparks referencing new table as new_rows
+  for each statement execute function private.maintain_search_index('spark', 'difficulty', 'title');
+alter table app.sparks enable always trigger sparks_search_index_insert;
+
+create trigger sparks_search_index_update
+  after update on app.sparks referencing old table as old_rows new table as new_rows
+  for each statement execute function private.maintain_search_index('spark', 'difficulty', 'title');
+alter table app.sparks enable always trigger sparks_search_index_update;
+
+create trigger sparks_search_index_delete
+  after delete on app.sparks referencing old table as old_rows
+  for each statement execute function private.maintain_search_index('spark', 'difficulty', 'title');
+alter table app.sparks enable always trigger sparks_search_index_delete;
+
+create trigger concepts_search_index_insert
+  after insert on app.concepts referencing new table as new_rows
+  for each statement execute function private.maintain_search_index('concept', '', 'title');
+alter table app.concepts enable always trigger concepts_search_index_insert;
+
+create trigger concepts_search_index_update
+  after update on app.concepts referencing old table as old_rows new table as new_rows
+  for each statement execute function private.maintain_search_index('concept', '', 'title');
+alter table app.concepts enable always trigger concepts_search_index_update;
+
+create trigger concepts_search_index_delete
+  after delete on app.concepts referencing old table as old_rows
+  for each statement execute function private.maintain_search_index('concept', '', 'title');
+alter table app.concepts enable always trigger concepts_search_index_delete;
+
+create trigger trails_search_index_insert
+  after insert on app.trails referencing new table as new_rows
+  for each statement execute function private.maintain_search_index('trail', 'difficulty_level', 'title');
+alter table app.trails enable always trigger trails_search_index_insert;
+
+create trigger trails_search_index_update
+  after update on app.trails referencing old table as old_rows new table as new_rows
+  for each statement execute function private.maintain_search_index('trail', 'difficulty_level', 'title');
+alter table app.trails enable always trigger trails_search_index_update;
+
+create trigger trails_search_index_delete
+  after delete on app.trails referencing old table as old_rows
+  for each statement execute function private.maintain_search_index('trail', 'difficulty_level', 'title');
+alter table app.trails enable always trigger trails_search_index_delete;
+
+create trigger domains_search_index_insert
+  after insert on app.domains referencing new table as new_rows
+  for each statement execute function private.maintain_search_index('domain', '', 'name');
+alter table app.domains enable always trigger domains_search_index_insert;
+
+create trigger domains_search_index_update
+  after update on app.domains referencing old table as old_rows new table as new_rows
+  for each statement execute function private.maintain_search_index('domain', '', 'name');
+alter table app.domains enable always trigger domains_search_index_update;
+
+create trigger domains_search_index_delete
+  after delete on app.domains referencing old table as old_rows
+  for each statement execute function private.maintain_search_index('domain', '', 'name');
+alter table app.domains enable always trigger domains_search_index_delete;
 
 -- private.search_single_lexeme
 -- Purpose: the one lexeme of the snapshot's vocabulary a search matches exactly, when there is
@@ -216,10 +502,10 @@ analyze app.search_title_postings;
 -- Params:  snapshot, query.
 -- Returns: {lexeme, match_count}: 0 = no vocabulary lexeme matches (no row
 --          matches), 1 = exactly `lexeme`, 2 = several (or not a disjunction): general path.
-create function private.search_single_lexeme(snapshot uuid, query tsquery, out lexeme text, out match_count integer)
+create or replace function private.search_single_lexeme(snapshot uuid, query tsquery, out lexeme text, out match_count integer)
+returns record
 language plpgsql
 stable
-security invoker
 set search_path = ''
 as $$
 declare
@@ -258,9 +544,9 @@ begin
   end if;
 end
 $$;
-comment on function private.search_single_lexeme(uuid, tsquery) is
+comment on function private.search_single_lexeme(uuid,tsquery) is
   'The single vocabulary lexeme a disjunctive search query matches in a snapshot (match_count 1), none (0) or several/not disjunctive (2).';
-grant execute on function private.search_single_lexeme(uuid, tsquery) to anon, authenticated;
+grant execute on function private.search_single_lexeme(uuid,tsquery) to anon, authenticated;
 
 -- private.search_page_rows
 -- Purpose: ranks the candidate rows of a search and returns one page of results.
@@ -268,13 +554,10 @@ grant execute on function private.search_single_lexeme(uuid, tsquery) to anon, a
 --          page, per_page.
 -- Returns: jsonb array of {type,id,slug,title,summary,score}, ordered by score desc,
 --          lower(title), type, id.
-create function private.search_page_rows(
-  types text[], snapshot_ids uuid[], ids uuid[], query tsquery, normalized text, fuzzy boolean,
-  page integer, per_page integer)
+create or replace function private.search_page_rows(types text[], snapshot_ids uuid[], ids uuid[], query tsquery, normalized text, fuzzy boolean, page integer, per_page integer)
 returns jsonb
 language sql
 stable
-security invoker
 set search_path = ''
 as $$
   with candidates as (
@@ -320,9 +603,9 @@ as $$
          order by p.score desc, pg_catalog.lower(p.title), p.type, p.id), '[]'::jsonb)
   from page_rows p
 $$;
-comment on function private.search_page_rows(text[], uuid[], uuid[], tsquery, text, boolean, integer, integer) is
+comment on function private.search_page_rows(text[],uuid[],uuid[],tsquery,text,boolean,integer,integer) is
   'Ranks search candidates (score = ts_rank + exact/prefix title boost, or trigram similarity when fuzzy) and returns one page as a jsonb array.';
-grant execute on function private.search_page_rows(text[], uuid[], uuid[], tsquery, text, boolean, integer, integer) to anon, authenticated;
+grant execute on function private.search_page_rows(text[],uuid[],uuid[],tsquery,text,boolean,integer,integer) to anon, authenticated;
 
 -- private.title_order_is_bytewise
 -- Purpose: whether the database's default collation orders text like collation "C" (byte order),
@@ -360,9 +643,9 @@ comment on function private.title_order_is_bytewise() is
   'Constant decided at migration: the default collation orders like collation "C" (search tie-breaks may compare bytes).';
 grant execute on function private.title_order_is_bytewise() to anon, authenticated;
 
--- api.search_content: same contract as in 20261122040000_search.sql (see its comment block);
--- rewritten so that a query matching exactly one lexeme of the snapshot's vocabulary reads its
--- totals, facets and candidates from the search figures above instead of from every match.
+-- api.search_content
+-- A query matching exactly one lexeme of the snapshot's vocabulary reads its totals, facets and
+-- candidates from the search figures above instead of from every match.
 -- Purpose: full-text search across sparks, concepts, trails and domains of the selected snapshot.
 -- Params:  q (1..200 characters after trimming), type (spark|concept|trail|domain, optional),
 --          difficulty (beginner|intermediate|advanced|expert, optional: sparks by difficulty,
@@ -377,18 +660,10 @@ grant execute on function private.title_order_is_bytewise() to anon, authenticat
 --          filter. When the full-text query matches nothing, titles are matched by trigram word
 --          similarity instead (typo tolerance) and score is that similarity.
 -- Errors:  22023 invalid q, type, difficulty, page or per_page; P0002 unknown snapshot_id.
-create or replace function api.search_content(
-  q text,
-  type text default null,
-  difficulty text default null,
-  page integer default 1,
-  per_page integer default 20,
-  snapshot_id uuid default null
-)
+create or replace function api.search_content(q text, type text default null::text, difficulty text default null::text, page integer default 1, per_page integer default 20, snapshot_id uuid default null::uuid)
 returns jsonb
 language plpgsql
 stable
-security invoker
 set search_path = ''
 as $$
 declare
@@ -615,6 +890,6 @@ begin
     'facets', pg_catalog.jsonb_build_object('types', type_counts, 'difficulties', level_counts));
 end
 $$;
-comment on function api.search_content(text, text, text, integer, integer, uuid) is
+comment on function api.search_content(text,text,text,integer,integer,uuid) is
   'Full-text search (english, accent-insensitive, title A > summary/description B) over sparks, concepts, trails, domains of a snapshot. Params: q, type, difficulty, page, per_page (max 50), snapshot_id. Returns {data:[{type,id,slug,title,summary,score}], meta, facets:{types,difficulties}}. Errors: 22023 invalid parameter, P0002 unknown snapshot.';
-grant execute on function api.search_content(text, text, text, integer, integer, uuid) to anon, authenticated;
+grant execute on function api.search_content(text,text,text,integer,integer,uuid) to anon, authenticated;

@@ -1,0 +1,103 @@
+-- The request path: the session check and the dispatcher.
+
+-- One session check for every request, whichever way it reaches the database: private.dispatch
+-- calls it, and it is PostgREST's `db-pre-request` hook on a hosted Supabase project.
+--
+-- A token whose `session_id` names a session in app.sessions (sessions are never deleted) must
+-- belong to `sub` and be live; a token of this API's own issuer (the connection setting
+-- `sparkpath.token_issuer`, default `sparkpath`) must name such a session. Another issuer's token
+-- sharing the JWT secret (Supabase Auth carries its own `session_id`) is not ours to judge.
+-- Errors: 28000 when the token names a session that is ended, expired, idle or another user's,
+--         or, for this API's own tokens, a session that does not exist.
+create or replace function private.check_request()
+returns void
+language plpgsql
+stable security definer
+set search_path = ''
+as $$
+declare
+  claims jsonb := nullif(pg_catalog.current_setting('request.jwt.claims', true), '')::jsonb;
+  own_issuer text := coalesce(nullif(pg_catalog.current_setting('sparkpath.token_issuer', true), ''), 'sparkpath');
+  uuid_pattern constant text := '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+  named_session app.sessions%rowtype;
+begin
+  -- A token that names no session (anonymous, service, a plain HS256 token) binds nothing.
+  if claims is null or not (claims ? 'session_id') then
+    return;
+  end if;
+  -- Checked by pattern rather than by a failing cast: an exception block would cost a
+  -- subtransaction on every request. A malformed (or null) session id or subject is nobody's.
+  if coalesce(claims ->> 'session_id' ~ uuid_pattern and claims ->> 'sub' ~ uuid_pattern, false) then
+    select s.* into named_session from app.sessions s where s.id = (claims ->> 'session_id')::uuid;
+    if not found then
+      -- Another issuer's session (e.g. Supabase Auth) is not ours to judge; our own issuer's
+      -- tokens must name a session of ours.
+      if claims ->> 'iss' is distinct from own_issuer then
+        return;
+      end if;
+    elsif named_session.active
+      and named_session.user_id = (claims ->> 'sub')::uuid
+      and least(named_session.expires_at,
+            named_session.last_activity_at + pg_catalog.make_interval(secs => named_session.idle_timeout_seconds))
+          > pg_catalog.now() then
+      return;
+    end if;
+  end if;
+  raise exception using errcode = '28000', message = 'Session is no longer active; sign in again';
+end
+$$;
+comment on function private.check_request() is
+  'Refuses (28000) a request whose token names a session that is ended, expired, idle or another user''s, or (for this API''s own issuer) no session of ours. Called by private.dispatch; PostgREST''s db-pre-request hook.';
+grant execute on function private.check_request() to anon, authenticated;
+
+-- The dispatcher: PostgREST's per-request contract in one statement.
+--
+-- PostgREST runs BEGIN; set_config('role'); set_config('request.jwt.claims'); call; COMMIT.
+-- This function does the same in a single round trip: it sets both transaction-locally, checks
+-- the session, then runs the api call as the request role (security invoker, so RLS applies).
+--
+-- Safety: `call` is SQL text, so nothing but the API's login role (the owner that runs the
+-- migrations) may execute this, and it lives in `private`, which no API exposes. The caller
+-- builds `call` from introspected api function names and parameter names only; request values
+-- arrive in `args` and are read with `$1->>'name'`.
+create or replace function private.dispatch(request_role text, claims text, call text, args jsonb)
+returns text
+language plpgsql
+set search_path = ''
+as $$
+declare
+  body text;
+begin
+  if dispatch.request_role not in ('anon', 'authenticated') then
+    raise exception using errcode = '42501', message = 'unsupported request role';
+  end if;
+  if dispatch.call !~ '^api\.[a-z_][a-z0-9_]*\(' then
+    raise exception using errcode = '42501', message = 'only api functions may be dispatched';
+  end if;
+
+  perform pg_catalog.set_config('request.jwt.claims', coalesce(dispatch.claims, ''), true);
+  perform private.check_request();
+  perform pg_catalog.set_config('role', dispatch.request_role, true);
+
+  execute 'select (' || dispatch.call || ')::text' into body using dispatch.args;
+  return body;
+end
+$$;
+comment on function private.dispatch(text,text,text,jsonb) is
+  'Runs one api function as the request role with transaction-local JWT claims (the PostgREST contract) in one statement, after private.check_request. Executable only by the API login role.';
+
+
+-- PostgREST runs the same check before every request it serves (hosted Supabase). Where there is
+-- no PostgREST (the embedded database) there is no authenticator role and nothing to do.
+do $$
+begin
+  if exists (select from pg_catalog.pg_roles where rolname = 'authenticator') then
+    begin
+      execute 'alter role authenticator set pgrst.db_pre_request = ''private.check_request''';
+      perform pg_catalog.pg_notify('pgrst', 'reload config');
+    exception when insufficient_privilege then
+      raise warning 'could not set pgrst.db_pre_request on authenticator; set it by hand: alter role authenticator set pgrst.db_pre_request = ''private.check_request''';
+    end;
+  end if;
+end
+$$;
