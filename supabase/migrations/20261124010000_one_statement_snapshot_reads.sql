@@ -1,0 +1,106 @@
+-- One statement per snapshot read.
+--
+-- Snapshot content never changes, so the API keeps response bodies in memory keyed by snapshot
+-- version. Until now a read cost two statements: api.resolve_snapshot (which version answers?),
+-- then the content call pinned to it. private.dispatch_snapshot_read does both in one: it checks
+-- the session, resolves the snapshot as the request role, and runs the content call only when
+-- the API does not already hold a body for the resolved version.
+--
+-- The request contract (validate, set claims, check the session, set the role) is the same for
+-- both dispatchers, so it lives once, in private.begin_request.
+
+-- private.begin_request
+-- Purpose: PostgREST's per-request contract, transaction-locally: request.jwt.claims, the
+--          session check (private.check_request), then the request role.
+-- Params:  request_role ('anon' | 'authenticated'), claims (JWT payload text or null), call
+--          (the api function call text the dispatcher will run).
+-- Returns: nothing.
+-- Errors:  42501 for another role or a call that is not an api function; 28000 from the
+--          session check.
+create function private.begin_request(request_role text, claims text, call text)
+returns void
+language plpgsql
+volatile
+security invoker
+set search_path = ''
+as $$
+begin
+  if begin_request.request_role not in ('anon', 'authenticated') then
+    raise exception using errcode = '42501', message = 'unsupported request role';
+  end if;
+  if begin_request.call !~ '^api\.[a-z_][a-z0-9_]*\(' then
+    raise exception using errcode = '42501', message = 'only api functions may be dispatched';
+  end if;
+  perform pg_catalog.set_config('request.jwt.claims', coalesce(begin_request.claims, ''), true);
+  perform private.check_request();
+  perform pg_catalog.set_config('role', begin_request.request_role, true);
+end
+$$;
+comment on function private.begin_request(text, text, text) is
+  'The PostgREST request contract shared by the dispatchers: transaction-local claims, private.check_request, then the request role. Executable only by the API login role.';
+revoke all on function private.begin_request(text, text, text) from public, anon, authenticated, service_role;
+
+-- private.dispatch: same signature and behaviour, the contract now from private.begin_request.
+create or replace function private.dispatch(request_role text, claims text, call text, args jsonb)
+returns text
+language plpgsql
+volatile
+security invoker
+set search_path = ''
+as $$
+declare
+  body text;
+begin
+  perform private.begin_request(dispatch.request_role, dispatch.claims, dispatch.call);
+  execute 'select (' || dispatch.call || ')::text' into body using dispatch.args;
+  return body;
+end
+$$;
+comment on function private.dispatch(text, text, text, jsonb) is
+  'Runs one api function as the request role with transaction-local JWT claims (the PostgREST contract, private.begin_request) in one statement. Executable only by the API login role.';
+revoke all on function private.dispatch(text, text, text, jsonb) from public, anon, authenticated, service_role;
+
+-- private.dispatch_snapshot_read
+-- Purpose: one snapshot read in one statement: the request contract, the snapshot the read
+--          uses (api.resolve_snapshot as the request role), and the content call pinned to
+--          that snapshot unless the API already holds its body.
+-- Params:  request_role, claims, call as for private.dispatch; args (jsonb; `call` reads
+--          args->'snapshot_id', which is replaced by the resolved id); held_versions (the
+--          snapshot versions whose body for this call the API or its client already holds).
+-- Returns: one row (version, snapshot_id, body): body is null when version is one of
+--          held_versions, else the call's answer for snapshot_id.
+-- Errors:  those of private.begin_request; P0002 for an unknown explicit snapshot_id; the
+--          call's own.
+create function private.dispatch_snapshot_read(
+  request_role text,
+  claims text,
+  call text,
+  args jsonb,
+  held_versions text[],
+  out version text,
+  out snapshot_id uuid,
+  out body text
+)
+language plpgsql
+volatile
+security invoker
+set search_path = ''
+as $$
+declare
+  resolved jsonb;
+begin
+  perform private.begin_request(dispatch_snapshot_read.request_role, dispatch_snapshot_read.claims, dispatch_snapshot_read.call);
+  resolved := api.resolve_snapshot((dispatch_snapshot_read.args ->> 'snapshot_id')::uuid);
+  version := resolved ->> 'version';
+  snapshot_id := (resolved ->> 'snapshot_id')::uuid;
+  if version = any(dispatch_snapshot_read.held_versions) then
+    return;
+  end if;
+  -- Pinned, so the body belongs to the version reported even if a promote lands meanwhile.
+  execute 'select (' || dispatch_snapshot_read.call || ')::text' into body
+    using pg_catalog.jsonb_set(dispatch_snapshot_read.args, '{snapshot_id}', coalesce(pg_catalog.to_jsonb(snapshot_id), 'null'::jsonb));
+end
+$$;
+comment on function private.dispatch_snapshot_read(text, text, text, jsonb, text[]) is
+  'One snapshot read in one statement: request contract, snapshot resolution as the request role, and the api call pinned to that snapshot unless its version is in held_versions (then body is null). Executable only by the API login role.';
+revoke all on function private.dispatch_snapshot_read(text, text, text, jsonb, text[]) from public, anon, authenticated, service_role;
