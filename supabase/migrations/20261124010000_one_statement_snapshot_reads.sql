@@ -8,6 +8,9 @@
 --
 -- The request contract (validate, set claims, check the session, set the role) is the same for
 -- both dispatchers, so it lives once, in private.begin_request.
+--
+-- Also here: private.peek_rate_limit, so the shared rate-limit store can charge a signed-in
+-- caller only after the session check passed.
 
 -- private.begin_request
 -- Purpose: PostgREST's per-request contract, transaction-locally: request.jwt.claims, the
@@ -104,3 +107,29 @@ $$;
 comment on function private.dispatch_snapshot_read(text, text, text, jsonb, text[]) is
   'One snapshot read in one statement: request contract, snapshot resolution as the request role, and the api call pinned to that snapshot unless its version is in held_versions (then body is null). Executable only by the API login role.';
 revoke all on function private.dispatch_snapshot_read(text, text, text, jsonb, text[]) from public, anon, authenticated, service_role;
+
+-- Rate limits are charged after identity: a signed-in caller's request is counted only once its
+-- session check passed, so the API first asks how much of the window is used without counting.
+-- private.peek_rate_limit
+-- Purpose: the count of `key` in the current window of `window_ms`, without counting a request.
+-- Params:  key, window_ms as for private.hit_rate_limit.
+-- Returns: {count, reset_at} (reset_at in epoch milliseconds; count 0 for an unseen key).
+-- Errors:  none.
+create function private.peek_rate_limit(key text, window_ms integer)
+returns jsonb
+language sql
+stable
+security definer
+set search_path = ''
+as $$
+  with bounds as (
+    select pg_catalog.to_timestamp(
+             pg_catalog.floor(extract(epoch from pg_catalog.clock_timestamp()) * 1000 / peek_rate_limit.window_ms)
+             * peek_rate_limit.window_ms / 1000.0) as start)
+  select pg_catalog.jsonb_build_object(
+    'count', coalesce((select c.count from app.rate_limit_counters c where c.key = peek_rate_limit.key and c.window_start = b.start), 0),
+    'reset_at', (extract(epoch from b.start) * 1000)::bigint + peek_rate_limit.window_ms)
+  from bounds b
+$$;
+comment on function private.peek_rate_limit(text, integer) is 'The caller''s count in its current fixed window, without counting; returns {count, reset_at}.';
+revoke all on function private.peek_rate_limit(text, integer) from public, anon, authenticated, service_role;
