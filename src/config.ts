@@ -41,9 +41,9 @@ export const configSchema = z
     DB_PIPELINE_DEPTH: integer(2, 1, 100),
     DB_STATEMENT_TIMEOUT_MS: integer(5000, 100, 600_000),
     DB_CONNECT_TIMEOUT_S: integer(3, 1, 60),
-    // LISTEN for content changes and answer the cheapest public reads from memory meanwhile
-    // (src/db/cached-rpc.ts); false behind a transaction-mode pooler, which drops notifications.
-    DB_LISTEN_CHANGES: trueUnlessFalse,
+    // The one in-memory cache: bodies of immutable snapshot content (src/db/snapshot-cache.ts).
+    // Under the 128 MB heap npm start sets; 0 keeps nothing (every read runs its query).
+    SNAPSHOT_CACHE_MB: integer(32, 0, 1024),
     SEED_DEMO_CONTENT: trueUnlessFalse,
 
     SUPABASE_JWT_SECRET: optionalText.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
