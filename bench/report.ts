@@ -334,26 +334,16 @@ pays wrk, an HTTP exchange and Node, plus one statement. Measured on this machin
   without pipelining); that is the whole budget R1 needs for its client and three extra round trips.
   R4, the bare stack with the same pool, is the floor of this architecture in Node; its ratio to R1
   is in the targets table.
-- Levers in place: one statement per request (the dispatcher), the body passed through as text, the
-  GET fast path of @hono/node-server, the verified-JWT cache, pipelining (depth 2), the ETag body
-  cache for snapshot content (catalog reads, and since 2026-11-23 search and the graph reads), and
-  answers kept in memory until a change is notified (README, "Reads from memory"): metadata,
-  difficulty levels, the current snapshot and which snapshot answers a read, for every caller; and
-  per token the session, the journeys and the learning path. A caller with a token is served from
-  memory only while the database's own session check, asked ahead (\`private.request_live_for\`),
-  vouches for its session: for at most 5 s, and no longer than a notice about the session, its
-  user's profile or progress (NOTIFY sparkpath_sessions: a logout, an event recorded anywhere), or a
-  write through the same instance. Rows answered from memory show API÷R1 far above 1; that ratio then
-  measures the caches, not the call path: R1 still runs the function every time, as PostgREST would,
-  and R2 (the statement the API sends on a miss) is measured from the first request of each variant
-  where the family has no statement in steady state. Nothing is served from memory while the API's
-  listening connection is down, so an outage still answers 503 (the reliability suite's outage test
-  runs with it on).
-- What a benchmark of repeated reads does not show: a journey or path read right after the
-  caller's own event is a miss and costs the database statement (R2); so does the first read of
-  every token within a 5 s window (one extra \`private.request_live_for\` call). A second Node process
-  (\`node:cluster\`) would add the one core Node cannot use, but doubles the API's memory past the
-  200 MB target.
+- Levers in place: one statement per request, which also checks the caller's session (the
+  dispatchers), the body passed through as text, the GET fast path of @hono/node-server, the
+  verified-JWT cache, pipelining (depth 2), and one byte-bounded cache of snapshot bodies
+  (SNAPSHOT_CACHE_MB) for catalog, search and graph reads: a repeated snapshot read still sends one
+  statement (\`private.dispatch_snapshot_read\`: session check and snapshot resolution) but skips the
+  content query. Nothing else is answered from memory: metadata, the current snapshot, the session,
+  journeys and the learning path run their function on every request, so a logout or a promote
+  anywhere is seen by the very next request.
+- A second Node process (\`node:cluster\`) would add the one core Node cannot use, but doubles the
+  API's memory past the 200 MB target.
 
 ## Reliability suite
 

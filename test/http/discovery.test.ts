@@ -430,7 +430,7 @@ describe('discovery routes', () => {
   it('GET /discovery/health answers ok with the database check', async () => {
     const res = await t.app.request('/discovery/health');
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ok', checks: { database: 'ok' } });
+    expect(await res.json()).toEqual({ status: 'ok', checks: { database: 'ok', sessions: 'ok' } });
   });
 });
 

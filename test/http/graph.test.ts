@@ -269,6 +269,6 @@ describe('graph routes', () => {
   it('GET /graph/health answers ok without credentials', async () => {
     const { res, body } = await get('/graph/health', {});
     expect(res.status).toBe(200);
-    expect(body).toEqual({ status: 'ok', checks: { database: 'ok' } });
+    expect(body).toEqual({ status: 'ok', checks: { database: 'ok', sessions: 'ok' } });
   });
 });
