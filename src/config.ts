@@ -35,9 +35,11 @@ export const configSchema = z
     DATABASE_URL: optionalText.pipe(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
     EMBEDDED_PG_DATA_DIR: z.string().min(1).default('.data/postgres'),
     EMBEDDED_PG_PORT: integer(54329, 1024, 65535),
-    // (2 × cores): more backends than that only queue for the CPU (measured in src/db/call-gate.ts).
+    // (2 × cores): on the 2-core bench machine (2026-11-22) pools of 2-4 gave the best p95; more
+    // backends than that only queue for the CPU.
     DB_POOL_MAX: integer(Math.min(20, 2 * availableParallelism()), 1, 200),
-    // Calls in flight per pooled connection (1 = never pipeline); see src/db/call-gate.ts.
+    // Calls pipelined per pooled connection (postgres.js max_pipeline; 1 = never pipeline): 2 took
+    // most of the throughput of 4 while a short call waits behind at most one other.
     DB_PIPELINE_DEPTH: integer(2, 1, 100),
     DB_STATEMENT_TIMEOUT_MS: integer(5000, 100, 600_000),
     DB_CONNECT_TIMEOUT_S: integer(3, 1, 60),

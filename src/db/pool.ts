@@ -1,5 +1,4 @@
 import postgres from 'postgres';
-import { CallGate } from './call-gate.js';
 import { isConnectionError } from './errors.js';
 
 export interface DatabasePoolOptions {
@@ -41,6 +40,10 @@ export function createDatabasePool(options: DatabasePoolOptions): DatabasePool {
       max_lifetime: 60 * 30,
       prepare: true,
       onnotice: () => undefined,
+      // Calls pipelined per connection before postgres.js queues the rest (FIFO) for the first
+      // connection that frees: a short call waits behind at most depth - 1 others. postgres.js
+      // reads this option (default 100) but its types leave it out.
+      ...({ max_pipeline: options.pipelineDepth ?? 1 } as object),
       connection: {
         application_name: 'sparkpath-api',
         statement_timeout: options.statementTimeoutMs,
@@ -48,8 +51,6 @@ export function createDatabasePool(options: DatabasePoolOptions): DatabasePool {
       },
     });
   let sql = open();
-  // A bounded, first-come-first-served admission to the pool (see call-gate.ts for why).
-  const gate = new CallGate(options.poolMax * (options.pipelineDepth ?? 1));
   let lastSuccessAt = 0;
   let circuitOpen = false;
   let recovering: Promise<void> | undefined;
@@ -123,11 +124,9 @@ export function createDatabasePool(options: DatabasePoolOptions): DatabasePool {
     const db = sql;
     const startedAt = performance.now();
     let timer: NodeJS.Timeout | undefined;
-    // The deadline covers waiting for a slot too.
-    const slot = gate.enter();
     try {
       const result = await Promise.race([
-        slot.ready.then(() => work(db)),
+        work(db),
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => {
             if (lastSuccessAt < startedAt) replacePool(db);
@@ -142,7 +141,6 @@ export function createDatabasePool(options: DatabasePoolOptions): DatabasePool {
       throw error;
     } finally {
       clearTimeout(timer);
-      slot.leave();
     }
   }
   // Long enough for a connect plus the longest statement the server allows.
