@@ -74,7 +74,8 @@ export interface RateLimitOptions {
  * request is counted, unless the token was refused (401). A refused token is counted as an
  * anonymous request of its address instead, so a stolen or logged-out token costs the user's
  * live sessions nothing. Anonymous callers are counted up front, as there is nothing to check.
- * Concurrent requests of one user may overshoot the budget by the requests in flight.
+ * Concurrent requests of one user may overshoot the budget by the requests in flight, and a
+ * token whose user has spent the budget gets 429 before its session is checked.
  */
 export function rateLimit(options: RateLimitOptions): MiddlewareHandler<AppEnv> {
   const { store } = options;
