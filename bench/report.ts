@@ -336,7 +336,7 @@ pays wrk, an HTTP exchange and Node, plus one statement. Measured on this machin
   is in the targets table.
 - Levers in place: one statement per request, which also checks the caller's session (the
   dispatchers), the body passed through as text, the GET fast path of @hono/node-server, the
-  verified-JWT cache, pipelining (depth 2), and one byte-bounded cache of snapshot bodies
+  pipelining (depth 2), and one byte-bounded cache of snapshot bodies
   (SNAPSHOT_CACHE_MB) for catalog, search and graph reads: a repeated snapshot read still sends one
   statement (\`private.dispatch_snapshot_read\`: session check and snapshot resolution) but skips the
   content query. Nothing else is answered from memory: metadata, the current snapshot, the session,
