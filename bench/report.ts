@@ -335,7 +335,7 @@ pays wrk, an HTTP exchange and Node, plus one statement. Measured on this machin
   R4, the bare stack with the same pool, is the floor of this architecture in Node; its ratio to R1
   is in the targets table.
 - Levers in place: one statement per request, which also checks the caller's session (the
-  dispatchers), the body passed through as text, the GET fast path of @hono/node-server, the
+  dispatchers), the body passed through as text, the GET fast path of @hono/node-server,
   pipelining (depth 2), and one byte-bounded cache of snapshot bodies
   (SNAPSHOT_CACHE_MB) for catalog, search and graph reads: a repeated snapshot read still sends one
   statement (\`private.dispatch_snapshot_read\`: session check and snapshot resolution) but skips the
