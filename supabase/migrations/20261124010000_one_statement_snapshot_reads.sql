@@ -20,6 +20,9 @@
 -- Returns: nothing.
 -- Errors:  42501 for another role or a call that is not an api function; 28000 from the
 --          session check.
+-- One request per transaction, as with PostgREST: the role it sets lasts until the transaction
+-- ends, and request roles may not run the dispatchers (nor this), so a second dispatch in the
+-- same transaction is refused (42501) unless the role is reset first.
 create function private.begin_request(request_role text, claims text, call text)
 returns void
 language plpgsql
