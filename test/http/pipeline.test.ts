@@ -282,6 +282,19 @@ describe('request pipeline', () => {
       expect(data.status).toBe(503);
       expect((await data.json()).error.code).toBe('SERVICE_UNAVAILABLE');
     });
+
+    it('GET /metadata/health answers 503 naming the sessions check when sign-in cannot run', async () => {
+      const healthy = await t.app.request('/metadata/health');
+      expect(await healthy.json()).toEqual({ status: 'ok', checks: { database: 'ok', sessions: 'ok' } });
+      await t.db.sql`alter function private.refresh_session(text, text, integer, integer) rename to refresh_session_moved`;
+      try {
+        const res = await t.app.request('/metadata/health');
+        expect(res.status).toBe(503);
+        expect(await res.json()).toEqual({ status: 'unavailable', checks: { database: 'ok', sessions: 'unavailable' } });
+      } finally {
+        await t.db.sql`alter function private.refresh_session_moved(text, text, integer, integer) rename to refresh_session`;
+      }
+    });
   });
 });
 
