@@ -28,7 +28,7 @@ describe('reads after a change made directly in the database', () => {
     expect(await domains()).toEqual(['data', 'web']);
 
     // A listening connection that no longer hears anything (the API no longer opens one).
-    const listeners = await t.db.sql<{ pid: number }[]>`select pid from pg_stat_activity where application_name = 'sparkpath-api-listen'`;
+    const listeners = await t.db.sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database() and application_name = 'sparkpath-api-listen'`;
     for (const { pid } of listeners) {
       process.kill(pid, 'SIGSTOP');
       stopped.push(pid);
