@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from 'hono';
 import type { AuthService } from '../auth/auth-service.js';
 import type { Config } from '../config.js';
 import type { Rpc } from '../db/rpc.js';
-import { BodyCache, createSnapshotReader, type SnapshotReader } from './cache.js';
+import { createSnapshotReader, type SnapshotReader } from './cache.js';
 import type { AppEnv } from './env.js';
 
 /**
@@ -22,20 +22,19 @@ export interface RouteServices {
 }
 
 /**
- * The route services over one body cache shared by both readers (a body is the same whoever
- * asked; only Cache-Control differs, and that is decided per request).
+ * The route services. Both readers go through the rpc, which owns the one snapshot cache (a body
+ * is the same whoever asked; only Cache-Control differs, and that is decided per request).
  *
  * @example
  *   app.use(provideServices(createRouteServices({ rpc, auth, config })));
  */
-export function createRouteServices(deps: { rpc: Rpc; auth: AuthService; config: Config; cache?: BodyCache }): RouteServices {
-  const cache = deps.cache ?? new BodyCache();
+export function createRouteServices(deps: { rpc: Rpc; auth: AuthService; config: Config }): RouteServices {
   return {
     rpc: deps.rpc,
     auth: deps.auth,
     config: deps.config,
-    readSnapshot: createSnapshotReader(deps.rpc, { cache }),
-    readPrivateSnapshot: createSnapshotReader(deps.rpc, { cache, privateToCaller: true }),
+    readSnapshot: createSnapshotReader(deps.rpc),
+    readPrivateSnapshot: createSnapshotReader(deps.rpc, { privateToCaller: true }),
   };
 }
 

@@ -330,7 +330,7 @@ describe('discovery routes', () => {
     it('public responses carry an ETag and Cache-Control; If-None-Match answers 304 with no body', async () => {
       const first = await t.app.request('/discovery/trails?domain=data');
       const etag = first.headers.get('etag');
-      expect(etag).toMatch(/^"[A-Za-z0-9_-]{32}"$/);
+      expect(etag).toMatch(/^"[0-9a-f-]{36}\.[A-Za-z0-9_-]{32}"$/); // snapshot version in clear . call digest
       expect(first.headers.get('cache-control')).toBe('public, max-age=60');
       const again = await t.app.request('/discovery/trails?domain=data', { headers: { 'If-None-Match': etag! } });
       expect(again.status).toBe(304);
@@ -428,7 +428,7 @@ describe('discovery routes', () => {
   it('GET /discovery/health answers ok with the database check', async () => {
     const res = await t.app.request('/discovery/health');
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ok', checks: { database: 'ok' } });
+    expect(await res.json()).toEqual({ status: 'ok', checks: { database: 'ok', sessions: 'ok' } });
   });
 });
 

@@ -115,7 +115,7 @@ describe('graph routes', () => {
     const first = await t.app.request(path, { headers: user.headers });
     expect(first.status).toBe(200);
     const etag = first.headers.get('etag')!;
-    expect(etag).toMatch(/^"[\w-]+"$/);
+    expect(etag).toMatch(/^"[\w:-]+\.[\w-]{32}"$/);
     const body = await first.text();
     const revalidated = await t.app.request(path, { headers: { ...user.headers, 'If-None-Match': etag } });
     expect(revalidated.status).toBe(304);
@@ -267,6 +267,6 @@ describe('graph routes', () => {
   it('GET /graph/health answers ok without credentials', async () => {
     const { res, body } = await get('/graph/health', {});
     expect(res.status).toBe(200);
-    expect(body).toEqual({ status: 'ok', checks: { database: 'ok' } });
+    expect(body).toEqual({ status: 'ok', checks: { database: 'ok', sessions: 'ok' } });
   });
 });
