@@ -476,6 +476,27 @@ $$;
 comment on function private.hit_rate_limit(text,integer) is
   'Counts one request in the caller''s current fixed window; returns {count, reset_at}.';
 
+-- The count of `key` in the current window without counting a request: a signed-in caller is
+-- charged only once its session check passed, so the API first asks how much is used.
+create or replace function private.peek_rate_limit(key text, window_ms integer)
+returns jsonb
+language sql
+stable
+security definer
+set search_path = ''
+as $$
+  with bounds as (
+    select pg_catalog.to_timestamp(
+             pg_catalog.floor(extract(epoch from pg_catalog.clock_timestamp()) * 1000 / peek_rate_limit.window_ms)
+             * peek_rate_limit.window_ms / 1000.0) as start)
+  select pg_catalog.jsonb_build_object(
+    'count', coalesce((select c.count from app.rate_limit_counters c where c.key = peek_rate_limit.key and c.window_start = b.start), 0),
+    'reset_at', (extract(epoch from b.start) * 1000)::bigint + peek_rate_limit.window_ms)
+  from bounds b
+$$;
+comment on function private.peek_rate_limit(text,integer) is
+  'The caller''s count in its current fixed window, without counting; returns {count, reset_at}.';
+
 -- Drops windows that ended more than an hour ago (run by the server's cleanup interval or pg_cron).
 create or replace function private.purge_rate_limits()
 returns integer
