@@ -4237,18 +4237,16 @@ create table app.spark_graph_nodes (
   snapshot_id uuid not null references app.snapshots (id) on delete cascade,
   spark_id uuid not null,
   parents uuid[] not null,
-  edges_in text[] not null,
+  parent_weights double precision[] not null,
   children uuid[] not null,
-  node_head text not null,
-  node_tail text not null,
-  sort_title text not null,
-  path_step text not null,
+  slug text not null,
+  title text not null,
   estimated_mins integer not null,
   round integer,
   constraint spark_graph_nodes_pkey primary key (snapshot_id, spark_id)
 );
 comment on table app.spark_graph_nodes is
-  'One row per spark: prerequisite parents/children and the JSON fragments of the graph and path bodies. Maintained by triggers on app.sparks and app.spark_links (private.refresh_spark_graph_nodes).';
+  'One row per spark: its prerequisite parents (with the links'' weights, same order) and children, the spark fields the graph and path bodies show, and its stored round. Maintained by triggers on app.sparks, app.spark_links and app.spark_rounds (private.refresh_spark_graph_nodes).';
 alter table app.spark_graph_nodes enable row level security;
 create policy "anyone reads spark graph nodes" on app.spark_graph_nodes
   for select to anon, authenticated
@@ -4256,18 +4254,14 @@ create policy "anyone reads spark graph nodes" on app.spark_graph_nodes
 grant select on app.spark_graph_nodes to anon, authenticated;
 
 -- private.refresh_spark_graph_nodes
--- Purpose: rewrites the app.spark_graph_nodes rows of the given sparks from app.sparks and
---          app.spark_links (a spark that no longer exists loses its row).
+-- Purpose: rewrites the app.spark_graph_nodes rows of the given sparks from app.sparks,
+--          app.spark_links and app.spark_rounds (a spark that no longer exists loses its row).
 -- Params:  snapshot_ids, spark_ids: parallel arrays of keys (duplicates allowed).
 -- Returns: the number of rows written.
--- The fragments are written exactly as the request functions used to build them: keys in jsonb's
--- order with its separators, strings through to_json, the weight through double precision
--- (extra_float_digits pinned so the float text is the shortest exact one, as at request time).
 create or replace function private.refresh_spark_graph_nodes(snapshot_ids uuid[], spark_ids uuid[])
 returns integer
 language plpgsql
 set search_path = ''
-set extra_float_digits to '1'
 set work_mem to '64MB'
 as $$
 declare
@@ -4282,26 +4276,17 @@ begin
   using graph_node_keys k
   where g.snapshot_id = k.snapshot_id and g.spark_id = k.spark_id;
 
-  insert into app.spark_graph_nodes (snapshot_id, spark_id, parents, edges_in, children,
-                                     node_head, node_tail, sort_title, path_step, estimated_mins, round)
-  select s.snapshot_id, s.id, coalesce(p.parents, '{}'), coalesce(p.edges_in, '{}'), coalesce(c.children, '{}'),
-    pg_catalog.concat('{"id": "', s.id, '", "slug": ', pg_catalog.to_json(s.slug), ', "depth": '),
-    pg_catalog.concat(', "title": ', pg_catalog.to_json(s.title), '}'),
-    pg_catalog.lower(s.title),
-    pg_catalog.concat('{"slug": ', pg_catalog.to_json(s.slug), ', "title": ', pg_catalog.to_json(s.title),
-      ', "estimated_mins": ', s.estimated_mins, '}'),
-    s.estimated_mins,
-    r.round
+  insert into app.spark_graph_nodes (snapshot_id, spark_id, parents, parent_weights, children,
+                                     slug, title, estimated_mins, round)
+  select s.snapshot_id, s.id, coalesce(p.parents, '{}'), coalesce(p.parent_weights, '{}'), coalesce(c.children, '{}'),
+    s.slug, s.title, s.estimated_mins, r.round
   from graph_node_keys k
   join app.sparks s on s.snapshot_id = k.snapshot_id and s.id = k.spark_id
   left join app.spark_rounds r on r.snapshot_id = s.snapshot_id and r.spark_id = s.id
   left join (
     select l.snapshot_id, l.target_id,
       pg_catalog.array_agg(l.source_id order by l.source_id) as parents,
-      pg_catalog.array_agg(
-        pg_catalog.concat('{"type": "prerequisite", "source": "', l.source_id, '", "target": "', l.target_id,
-          '", "weight": ', l.weight::double precision, '}')
-        order by l.source_id) as edges_in
+      pg_catalog.array_agg(l.weight::double precision order by l.source_id) as parent_weights
     from graph_node_keys k
     join app.spark_links l on l.snapshot_id = k.snapshot_id and l.target_id = k.spark_id and l.type = 'prerequisite'
     group by l.snapshot_id, l.target_id
@@ -4319,7 +4304,7 @@ begin
 end
 $$;
 comment on function private.refresh_spark_graph_nodes(uuid[],uuid[]) is
-  'Rewrites the app.spark_graph_nodes rows of the given (snapshot_id, spark_id) keys from app.sparks and app.spark_links. Returns the rows written.';
+  'Rewrites the app.spark_graph_nodes rows of the given (snapshot_id, spark_id) keys from app.sparks, app.spark_links and app.spark_rounds. Returns the rows written.';
 
 -- Triggers: the keys a statement touched, old and new rows alike.
 create or replace function private.sync_spark_graph_nodes_from_sparks()
@@ -4477,6 +4462,108 @@ create trigger spark_rounds_graph_nodes_truncate
   for each statement execute function private.sync_spark_graph_node_rounds();
 alter table app.spark_rounds enable always trigger spark_rounds_graph_nodes_truncate;
 
+-- private.walk_spark_graph
+-- Purpose: the sparks reached from a root along prerequisite links, breadth first, each once at
+--          its shortest depth, with its node row. Ancestors follow `parents`, descendants
+--          `children`; both walks start at the root and a spark reached by both keeps the smaller
+--          depth. A spark a walk has seen is never walked again, so the walk ends on any data,
+--          cycles included.
+-- Params:  snapshot_id; root (spark id); ancestors, descendants (which walks);
+--          max_depth (null: no limit).
+-- Returns: one row per reached spark: depth and its app.spark_graph_nodes columns.
+-- Cost:    one index scan of app.spark_graph_nodes per level to walk, one per depth to read the
+--          reached rows; proportional to the visited subgraph, not to the graph.
+create or replace function private.walk_spark_graph(snapshot_id uuid, root uuid, ancestors boolean, descendants boolean, max_depth integer)
+returns table (depth integer, spark_id uuid, parents uuid[], parent_weights double precision[], children uuid[],
+               slug text, title text, estimated_mins integer, round integer)
+language sql
+stable
+set search_path = ''
+as $$
+  with recursive
+  -- One row per walk and level: the sparks first reached at that depth, and all seen so far.
+  walk (upward, depth, frontier, seen) as (
+    select w.upward, 0, array[walk_spark_graph.root], array[walk_spark_graph.root]
+    from (values (true), (false)) w(upward)
+    where case when w.upward then walk_spark_graph.ancestors else walk_spark_graph.descendants end
+    union all
+    select w.upward, w.depth + 1, nxt.ids, w.seen || nxt.ids
+    from walk w
+    cross join lateral (
+      select coalesce(pg_catalog.array_agg(x.id), '{}')
+      from (
+        select pg_catalog.unnest(case when w.upward then g.parents else g.children end)
+        from app.spark_graph_nodes g
+        where g.snapshot_id = walk_spark_graph.snapshot_id and g.spark_id = any (w.frontier)
+        except
+        select pg_catalog.unnest(w.seen)
+      ) x(id)
+    ) nxt(ids)
+    where (walk_spark_graph.max_depth is null or w.depth < walk_spark_graph.max_depth)
+      and pg_catalog.cardinality(w.frontier) > 0
+  ),
+  reached (id, depth) as materialized (
+    select n.id, pg_catalog.min(w.depth)
+    from walk w cross join pg_catalog.unnest(w.frontier) n(id)
+    group by n.id
+  )
+  -- One index scan per depth (spark_id = any of that depth's ids); the lateral keeps the plan a
+  -- nested loop over the few depth groups whatever the row estimates.
+  select b.depth, g.spark_id, g.parents, g.parent_weights, g.children, g.slug, g.title, g.estimated_mins, g.round
+  from (select r.depth, pg_catalog.array_agg(r.id) as ids from reached r group by r.depth) b
+  cross join lateral (
+    select g.* from app.spark_graph_nodes g
+    where g.snapshot_id = walk_spark_graph.snapshot_id and g.spark_id = any (b.ids)
+  ) g
+$$;
+comment on function private.walk_spark_graph(uuid,uuid,boolean,boolean,integer) is
+  'Breadth-first prerequisite walk from a root (ancestors, descendants or both, max_depth or unlimited): each reached spark once at its shortest depth, with its app.spark_graph_nodes row. Ends on cyclic data.';
+grant execute on function private.walk_spark_graph(uuid,uuid,boolean,boolean,integer) to anon, authenticated;
+
+-- private.compute_spark_rounds
+-- Purpose: the Kahn round of each spark of a prerequisite closure, for snapshots without stored
+--          rounds (content written directly, a cyclic snapshot, links written after the import).
+--          The round of a spark is the length of the longest prerequisite chain above it inside
+--          the closure (0 without prerequisites), which is the round in which Kahn's algorithm
+--          frees it. Every parent of a member is a member. Cost: closure links x longest chain.
+--          Cycle guard: rounds stop growing at the closure size, and sparks never freed (members
+--          of a cycle) take that size, i.e. go last.
+-- Params:  snapshot_id; ids: the closure's spark ids.
+-- Returns: the rounds, in the order of ids.
+create or replace function private.compute_spark_rounds(snapshot_id uuid, ids uuid[])
+returns integer[]
+language sql
+stable
+set search_path = ''
+as $$
+  with recursive
+  closure_links (source_id, target_id) as materialized (
+    select pg_catalog.unnest(g.parents), g.spark_id
+    from app.spark_graph_nodes g
+    where g.snapshot_id = compute_spark_rounds.snapshot_id and g.spark_id = any (compute_spark_rounds.ids)
+  ),
+  computed (id, round) as (
+    select c.id, 0
+    from pg_catalog.unnest(compute_spark_rounds.ids) c(id)
+    where not exists (select from closure_links k where k.target_id = c.id)
+    union
+    select k.target_id, r.round + 1
+    from computed r
+    join closure_links k on k.source_id = r.id
+    where r.round < pg_catalog.cardinality(compute_spark_rounds.ids)
+  ),
+  latest (id, round) as (
+    select r.id, pg_catalog.max(r.round) from computed r group by r.id
+  )
+  -- in the order of ids: a left join by position, no per-id search
+  select pg_catalog.array_agg(coalesce(l.round, pg_catalog.cardinality(compute_spark_rounds.ids)) order by c.ord)
+  from pg_catalog.unnest(compute_spark_rounds.ids) with ordinality c(id, ord)
+  left join latest l on l.id = c.id
+$$;
+comment on function private.compute_spark_rounds(uuid,uuid[]) is
+  'Kahn rounds of the sparks of a prerequisite closure (longest prerequisite chain above each inside it; cycle members get the closure size), in the order of ids.';
+grant execute on function private.compute_spark_rounds(uuid,uuid[]) to anon, authenticated;
+
 -- api.get_spark_graph
 -- Purpose: the prerequisite neighbourhood of one spark.
 -- Params:  slug; direction ancestors (what must be known first, default) | descendants (what it
@@ -4485,8 +4572,7 @@ alter table app.spark_rounds enable always trigger spark_rounds_graph_nodes_trun
 --          [{source,target,weight,type}]}. depth is the shortest number of prerequisite links
 --          from the root (root 0); each node appears once; nodes ordered by depth, title, id.
 --          edges are every prerequisite link whose two ends are both returned nodes, ordered by
---          source, target. Safe on cyclic data: a node already seen is never walked again.
---          Type json: the body text as built (keys edges, nodes, root_id, direction, max_depth).
+--          source, target. Safe on cyclic data (private.walk_spark_graph).
 -- Errors:  22023 invalid direction or max_depth; P0002 unknown slug or snapshot_id.
 create or replace function api.get_spark_graph(slug text, direction text default 'ancestors'::text, max_depth integer default 3, snapshot_id uuid default null::uuid)
 returns json
@@ -4513,84 +4599,32 @@ begin
       detail = pg_catalog.jsonb_build_object('slug', get_spark_graph.slug)::text;
   end if;
 
-  -- The walk: one row per level (the nodes first reached at that depth, and all seen so far).
-  with recursive
-  up (depth, frontier, seen) as (
-    select 0, array[root.id], array[root.id]
-    where (select get_spark_graph.direction) in ('ancestors', 'both')
-    union all
-    select u.depth + 1, nxt.ids, u.seen || nxt.ids
-    from up u
-    cross join lateral (
-      select coalesce(pg_catalog.array_agg(x.id), '{}')
-      from (
-        select pg_catalog.unnest(g.parents)
-        from app.spark_graph_nodes g
-        where g.snapshot_id = root.snapshot_id and g.spark_id = any (u.frontier)
-        except
-        select pg_catalog.unnest(u.seen)
-      ) x(id)
-    ) nxt(ids)
-    where u.depth < get_spark_graph.max_depth and pg_catalog.cardinality(u.frontier) > 0
-  ),
-  down (depth, frontier, seen) as (
-    select 0, array[root.id], array[root.id]
-    where (select get_spark_graph.direction) in ('descendants', 'both')
-    union all
-    select d.depth + 1, nxt.ids, d.seen || nxt.ids
-    from down d
-    cross join lateral (
-      select coalesce(pg_catalog.array_agg(x.id), '{}')
-      from (
-        select pg_catalog.unnest(g.children)
-        from app.spark_graph_nodes g
-        where g.snapshot_id = root.snapshot_id and g.spark_id = any (d.frontier)
-        except
-        select pg_catalog.unnest(d.seen)
-      ) x(id)
-    ) nxt(ids)
-    where d.depth < get_spark_graph.max_depth and pg_catalog.cardinality(d.frontier) > 0
-  ),
-  -- Every reached node once, at its shortest depth.
-  reached (id, depth) as materialized (
-    select f.id, pg_catalog.min(f.depth)
-    from (
-      select n.id, u.depth from up u cross join pg_catalog.unnest(u.frontier) n(id)
-      union all
-      select n.id, d.depth from down d cross join pg_catalog.unnest(d.frontier) n(id)
-    ) f
-    group by f.id
-  ),
-  -- Their rows: one index scan per depth (spark_id = any of that depth's ids). The lateral
-  -- keeps the plan a nested loop over the few depth groups whatever the row estimates.
-  nodes as materialized (
-    select b.depth, g.spark_id, g.node_head, g.node_tail, g.sort_title, g.parents, g.edges_in
-    from (select r.depth, pg_catalog.array_agg(r.id) as ids from reached r group by r.depth) b
-    cross join lateral (
-      select g.spark_id, g.node_head, g.node_tail, g.sort_title, g.parents, g.edges_in
-      from app.spark_graph_nodes g
-      where g.snapshot_id = root.snapshot_id and g.spark_id = any (b.ids)
-    ) g
+  with nodes as materialized (
+    select * from private.walk_spark_graph(root.snapshot_id, root.id,
+      get_spark_graph.direction in ('ancestors', 'both'), get_spark_graph.direction in ('descendants', 'both'),
+      get_spark_graph.max_depth)
   )
-  -- concat builds each string in one allocation; chains of || would copy the growing body.
-  select pg_catalog.concat(
-    '{"edges": [',
-    -- "(... in (...)) is true" keeps the membership test a hashed subplan (built once), never a
-    -- join the planner could misplace inside the per-node loop.
-    -- unnest in the select list (ProjectSet) zips the two arrays without a tuplestore per node.
-    (select pg_catalog.string_agg(e.edge, ', ' order by e.source_id, e.target_id)
-     from (
-       select pg_catalog.unnest(n.parents) as source_id, n.spark_id as target_id, pg_catalog.unnest(n.edges_in) as edge
-       from nodes n
-     ) e
-     where (e.source_id in (select r.id from reached r)) is true),
-    '], "nodes": [',
-    (select pg_catalog.string_agg(pg_catalog.concat(n.node_head, n.depth, n.node_tail), ', '
-              order by n.depth, n.sort_title, n.spark_id)
-     from nodes n),
-    '], "root_id": "', root.id, '", "direction": ', pg_catalog.to_json(get_spark_graph.direction),
-    ', "max_depth": ', get_spark_graph.max_depth, '}'
-  )::json into result;
+  select pg_catalog.json_build_object(
+    'root_id', root.id,
+    'direction', get_spark_graph.direction,
+    'max_depth', get_spark_graph.max_depth,
+    'nodes', (select pg_catalog.json_agg(
+                       pg_catalog.json_build_object('id', n.spark_id, 'slug', n.slug, 'title', n.title, 'depth', n.depth)
+                       order by n.depth, pg_catalog.lower(n.title), n.spark_id)
+              from nodes n),
+    -- The links into every returned node from a returned node: for all three directions, every
+    -- prerequisite link with both ends returned. "(... in (...)) is true" keeps the membership
+    -- test a hashed subplan built once.
+    'edges', coalesce((
+      select pg_catalog.json_agg(
+               pg_catalog.json_build_object('source', e.source_id, 'target', e.target_id, 'weight', e.weight, 'type', 'prerequisite')
+               order by e.source_id, e.target_id)
+      from (
+        select pg_catalog.unnest(n.parents) as source_id, n.spark_id as target_id, pg_catalog.unnest(n.parent_weights) as weight
+        from nodes n
+      ) e
+      where (e.source_id in (select r.spark_id from nodes r)) is true), '[]'::json)
+  ) into result;
   return result;
 end
 $$;
@@ -4610,7 +4644,6 @@ grant execute on function api.get_spark_graph(text,text,integer,uuid) to anon, a
 --          had a cycle (imports reject them) the call still ends; its members go last.
 --          total_mins sums the returned steps; skipped_count counts the sparks left out.
 --          Rounds come from app.spark_rounds when the import stored them, else are computed.
---          Type json: the body text as built (keys path, target_id, total_mins, skipped_count).
 -- Errors:  P0002 unknown target or snapshot_id.
 create or replace function api.get_learning_path(target text, skip_mastered boolean default true, snapshot_id uuid default null::uuid)
 returns json
@@ -4620,12 +4653,11 @@ set search_path = ''
 as $$
 declare
   root record;
-  stored_rounds boolean;
   ids uuid[];
-  steps text[];
+  rounds integer[];
+  steps json[];
   titles text[];
   minutes integer[];
-  rounds integer[];
   mastered uuid[] := '{}';
   caller uuid := auth.uid();
   result json;
@@ -4637,75 +4669,17 @@ begin
       detail = pg_catalog.jsonb_build_object('target', get_learning_path.target)::text;
   end if;
 
-  -- The closure, level by level: one index scan of app.spark_graph_nodes per level, whose rows
-  -- give both the next level (parents) and everything the body needs (step text, order keys),
-  -- carried out of the walk in arrays: no second look-up per member.
-  with recursive
-  walk (frontier, seen, ids, steps, titles, minutes, rounds) as (
-    select array[root.id], array[root.id], '{}'::uuid[], '{}'::text[], '{}'::text[], '{}'::integer[], '{}'::integer[]
-    union all
-    select lv.next, w.seen || lv.next, lv.ids, lv.steps, lv.titles, lv.minutes, lv.rounds
-    from walk w
-    cross join lateral (
-      with members as materialized (
-        select g.spark_id, g.parents, g.path_step, g.sort_title, g.estimated_mins, g.round
-        from app.spark_graph_nodes g
-        where g.snapshot_id = root.snapshot_id and g.spark_id = any (w.frontier)
-      )
-      select
-        (select coalesce(pg_catalog.array_agg(x.id), '{}')
-         from (select pg_catalog.unnest(m.parents) from members m except select pg_catalog.unnest(w.seen)) x(id)) as next,
-        a.*
-      from (
-        select pg_catalog.array_agg(m.spark_id) as ids, pg_catalog.array_agg(m.path_step) as steps,
-          pg_catalog.array_agg(m.sort_title) as titles, pg_catalog.array_agg(m.estimated_mins) as minutes,
-          pg_catalog.array_agg(m.round) as rounds
-        from members m
-      ) a
-    ) lv
-    where pg_catalog.cardinality(w.frontier) > 0
-  )
-  select pg_catalog.array_agg(c.id), pg_catalog.array_agg(c.step), pg_catalog.array_agg(c.title),
-    pg_catalog.array_agg(c.minutes), pg_catalog.array_agg(c.round)
-  into ids, steps, titles, minutes, rounds
-  from walk w
-  cross join rows from (pg_catalog.unnest(w.ids), pg_catalog.unnest(w.steps), pg_catalog.unnest(w.titles),
-                        pg_catalog.unnest(w.minutes), pg_catalog.unnest(w.rounds)) c(id, step, title, minutes, round);
+  -- The closure: the target and all its ancestors, each with its step, order keys and round.
+  select pg_catalog.array_agg(w.spark_id), pg_catalog.array_agg(w.round),
+    pg_catalog.array_agg(pg_catalog.json_build_object('slug', w.slug, 'title', w.title, 'estimated_mins', w.estimated_mins)),
+    pg_catalog.array_agg(pg_catalog.lower(w.title)), pg_catalog.array_agg(w.estimated_mins)
+  into ids, rounds, steps, titles, minutes
+  from private.walk_spark_graph(root.snapshot_id, root.id, true, false, null) w;
 
   -- Rounds stored at import (app.spark_rounds, copied into the rows) hold all or none of a
   -- snapshot's sparks: the target's tells which.
-  stored_rounds := rounds[pg_catalog.array_position(ids, root.id)] is not null;
-  if not stored_rounds then
-    -- Kahn's algorithm in rounds, set-based: the round of a spark is the length of the longest
-    -- prerequisite chain above it inside the closure (0 for sparks without prerequisites), which is
-    -- exactly the round in which Kahn's algorithm frees it. The closure's links are the parents of
-    -- its members (every parent of a member is a member). Cost: closure links x longest chain.
-    -- Cycle guard: rounds stop growing at the closure size, and sparks that never become free
-    -- (members of a cycle) take that size as their round, i.e. go last.
-    with recursive
-    closure_links (source_id, target_id) as materialized (
-      select pg_catalog.unnest(g.parents), g.spark_id
-      from app.spark_graph_nodes g
-      where g.snapshot_id = root.snapshot_id and g.spark_id = any (ids)
-    ),
-    computed (id, round) as (
-      select c.id, 0
-      from pg_catalog.unnest(ids) c(id)
-      where not exists (select from closure_links k where k.target_id = c.id)
-      union
-      select k.target_id, r.round + 1
-      from computed r
-      join closure_links k on k.source_id = r.id
-      where r.round < pg_catalog.cardinality(ids)
-    ),
-    latest (id, round) as (
-      select r.id, pg_catalog.max(r.round) from computed r group by r.id
-    )
-    -- in the order of ids: a left join by position, no per-id search
-    select pg_catalog.array_agg(coalesce(l.round, pg_catalog.cardinality(ids)) order by c.ord)
-    into rounds
-    from pg_catalog.unnest(ids) with ordinality c(id, ord)
-    left join latest l on l.id = c.id;
+  if rounds[pg_catalog.array_position(ids, root.id)] is null then
+    rounds := private.compute_spark_rounds(root.snapshot_id, ids);
   end if;
 
   -- learning_events is readable only by signed-in users (RLS: their own rows); anon has no
@@ -4717,19 +4691,15 @@ begin
     where e.user_id = caller and e.verb = 'mastered' and e.spark_id = any (ids);
   end if;
 
-  -- The body from the carried step texts (a member without a stored round, impossible while
-  -- rounds are all or none, is left out as before).
-  select pg_catalog.concat(
-    '{"path": [',
-    pg_catalog.string_agg(c.step, ', ' order by c.round, c.title, c.id),
-    '], "target_id": "', root.id,
-    '", "total_mins": ', coalesce(pg_catalog.sum(c.minutes), 0),
-    ', "skipped_count": ', pg_catalog.cardinality(mastered), '}'
-  )::json into result
+  select pg_catalog.json_build_object(
+    'target_id', root.id,
+    'path', coalesce(pg_catalog.json_agg(c.step order by c.round, c.title, c.id)
+                       filter (where not (c.id = any (mastered))), '[]'::json),
+    'total_mins', coalesce(pg_catalog.sum(c.minutes) filter (where not (c.id = any (mastered))), 0),
+    'skipped_count', pg_catalog.count(*) filter (where c.id = any (mastered))
+  ) into result
   from rows from (pg_catalog.unnest(ids), pg_catalog.unnest(steps), pg_catalog.unnest(titles),
-                  pg_catalog.unnest(minutes), pg_catalog.unnest(rounds)) c(id, step, title, minutes, round)
-  where c.round is not null
-    and not (c.id = any (mastered));
+                  pg_catalog.unnest(minutes), pg_catalog.unnest(rounds)) c(id, step, title, minutes, round);
   return result;
 end
 $$;

@@ -1,9 +1,9 @@
 -- app.spark_graph_nodes follows every write: after every kind of write to sparks, prerequisite
 -- links, stored rounds and snapshots, its rows equal their derivation from app.sparks,
 -- app.spark_links and app.spark_rounds, and the graph and path bodies built from them stay the
--- documents of the spec.
+-- documents of the spec (compared as jsonb values).
 begin;
-select plan(27);
+select plan(28);
 
 select tests.create_user('learner');
 
@@ -13,36 +13,28 @@ insert into app.snapshots (id, name, version_label, status, published_at)
 values ('48000000-0000-0000-0000-000000000000', 'graph nodes fixture', 'v48', 'published', now()),
        ('48000000-0000-0000-0000-000000000001', 'graph nodes draft', 'v48b', 'draft', null);
 
--- The reference: every column derived from the base tables, JSON text from jsonb (the format
--- the bodies have always had, pinned by 46-graph-body).
+-- The reference: every column derived from the base tables.
 create function pg_temp.expected() returns table (
-  snapshot_id uuid, spark_id uuid, parents uuid[], edges_in text[], children uuid[],
-  node_text text, sort_title text, path_step text, estimated_mins integer, round integer)
+  snapshot_id uuid, spark_id uuid, parents uuid[], parent_weights double precision[], children uuid[],
+  slug text, title text, estimated_mins integer, round integer)
 language sql as $$
   select s.snapshot_id, s.id,
     coalesce((select array_agg(l.source_id order by l.source_id) from app.spark_links l
               where l.snapshot_id = s.snapshot_id and l.target_id = s.id and l.type = 'prerequisite'), '{}'),
-    coalesce((select array_agg(jsonb_build_object('type', 'prerequisite', 'source', l.source_id, 'target', l.target_id,
-                                                  'weight', l.weight::double precision)::text order by l.source_id)
-              from app.spark_links l
+    coalesce((select array_agg(l.weight::double precision order by l.source_id) from app.spark_links l
               where l.snapshot_id = s.snapshot_id and l.target_id = s.id and l.type = 'prerequisite'), '{}'),
     coalesce((select array_agg(l.target_id order by l.target_id) from app.spark_links l
               where l.snapshot_id = s.snapshot_id and l.source_id = s.id and l.type = 'prerequisite'), '{}'),
-    jsonb_build_object('id', s.id, 'slug', s.slug, 'depth', 7, 'title', s.title)::text,
-    lower(s.title),
-    jsonb_build_object('slug', s.slug, 'title', s.title, 'estimated_mins', s.estimated_mins)::text,
-    s.estimated_mins,
-    r.round
+    s.slug, s.title, s.estimated_mins, r.round
   from app.sparks s
   left join app.spark_rounds r on r.snapshot_id = s.snapshot_id and r.spark_id = s.id
   where s.snapshot_id::text like '48000000-%'
 $$;
 create function pg_temp.stored() returns table (
-  snapshot_id uuid, spark_id uuid, parents uuid[], edges_in text[], children uuid[],
-  node_text text, sort_title text, path_step text, estimated_mins integer, round integer)
+  snapshot_id uuid, spark_id uuid, parents uuid[], parent_weights double precision[], children uuid[],
+  slug text, title text, estimated_mins integer, round integer)
 language sql as $$
-  select g.snapshot_id, g.spark_id, g.parents, g.edges_in, g.children, g.node_head || '7' || g.node_tail,
-    g.sort_title, g.path_step, g.estimated_mins, g.round
+  select g.snapshot_id, g.spark_id, g.parents, g.parent_weights, g.children, g.slug, g.title, g.estimated_mins, g.round
   from app.spark_graph_nodes g
   where g.snapshot_id::text like '48000000-%'
 $$;
@@ -55,7 +47,7 @@ select '48000000-0000-0000-0000-000000000000', extensions.gen_random_uuid(), s.s
 from (values ('n-a', 'Alpha "quoted"', 1), ('n-b', 'Bravo \ back', 2), ('n-c', 'Charlie é', 3),
              ('n-d', 'Delta', 4), ('n-e', 'echo', 5)) s(slug, title, mins);
 select set_eq('select * from pg_temp.stored()', 'select * from pg_temp.expected()',
-  'inserted sparks get their rows (fragments escaped like jsonb)');
+  'inserted sparks get their rows');
 select is((select count(*)::integer from pg_temp.stored()), 5, 'one row per spark');
 
 -- Links in one statement, several types and weights.
@@ -78,7 +70,7 @@ select set_eq('select * from pg_temp.stored()', 'select * from pg_temp.expected(
 -- Link updates: weight, then type (the link leaves the adjacency), then the ends.
 update app.spark_links set weight = 3.125
 where snapshot_id = '48000000-0000-0000-0000-000000000000' and source_id = pg_temp.spark('n-a') and target_id = pg_temp.spark('n-b');
-select set_eq('select * from pg_temp.stored()', 'select * from pg_temp.expected()', 'a weight update rewrites the edge text');
+select set_eq('select * from pg_temp.stored()', 'select * from pg_temp.expected()', 'a weight update rewrites the parent weights');
 update app.spark_links set type = 'related'
 where snapshot_id = '48000000-0000-0000-0000-000000000000' and source_id = pg_temp.spark('n-a') and target_id = pg_temp.spark('n-c');
 select set_eq('select * from pg_temp.stored()', 'select * from pg_temp.expected()', 'a prerequisite turned related leaves both rows');
@@ -94,7 +86,15 @@ select set_eq('select * from pg_temp.stored()', 'select * from pg_temp.expected(
 -- Spark updates: title, slug, minutes.
 update app.sparks set title = 'ZULU <b>', slug = 'n-z', estimated_mins = 42
 where snapshot_id = '48000000-0000-0000-0000-000000000000' and slug = 'n-d';
-select set_eq('select * from pg_temp.stored()', 'select * from pg_temp.expected()', 'a spark update rewrites its fragments');
+select set_eq('select * from pg_temp.stored()', 'select * from pg_temp.expected()', 'a spark update rewrites its slug, title and minutes');
+select is(api.get_spark_graph('n-z', 'ancestors', 1)::jsonb,
+  jsonb_build_object('root_id', pg_temp.spark('n-z'), 'direction', 'ancestors', 'max_depth', 1,
+    'nodes', jsonb_build_array(
+      jsonb_build_object('id', pg_temp.spark('n-z'), 'slug', 'n-z', 'title', 'ZULU <b>', 'depth', 0),
+      jsonb_build_object('id', pg_temp.spark('n-c'), 'slug', 'n-c', 'title', 'Charlie é', 'depth', 1)),
+    'edges', jsonb_build_array(
+      jsonb_build_object('source', pg_temp.spark('n-c'), 'target', pg_temp.spark('n-z'), 'weight', 0.1, 'type', 'prerequisite'))),
+  'the graph document shows the updated spark and its link''s weight');
 
 -- Spark delete (its links first: foreign keys).
 delete from app.spark_links

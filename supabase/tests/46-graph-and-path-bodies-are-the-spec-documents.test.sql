@@ -57,15 +57,17 @@ select is(api.get_spark_graph('g-r', 'ancestors', 1)::jsonb,
               {"source": "46000000-0000-0000-0000-00000000000b", "target": "46000000-0000-0000-0000-00000000000a", "weight": 2.125, "type": "prerequisite"},
               {"source": "46000000-0000-0000-0000-0000000000ee", "target": "46000000-0000-0000-0000-000000000001", "weight": 1, "type": "prerequisite"}]}'::jsonb,
   'the whole graph document: nodes by depth then lower(title), edges by source then target, a link between two last-level nodes included');
-select is(api.get_spark_graph('g-r', 'ancestors', 1)::text,
-  jsonb_build_object(
-    'root_id', '46000000-0000-0000-0000-000000000001'::uuid, 'direction', 'ancestors', 'max_depth', 1,
-    'nodes', (select jsonb_agg(n order by (n ->> 'depth')::int, lower(n ->> 'title'), n ->> 'id')
-              from jsonb_array_elements(api.get_spark_graph('g-r', 'ancestors', 1)::jsonb -> 'nodes') n),
-    'edges', (select jsonb_agg(jsonb_build_object('source', (e ->> 'source')::uuid, 'target', (e ->> 'target')::uuid,
-                                                  'weight', (e ->> 'weight')::double precision, 'type', e ->> 'type'))
-              from jsonb_array_elements(api.get_spark_graph('g-r', 'ancestors', 1)::jsonb -> 'edges') e))::text,
-  'the text the API sends is what jsonb_build_object would print for the same values');
+select is(api.get_spark_graph('g-b', 'descendants', 10)::jsonb,
+  '{"root_id": "46000000-0000-0000-0000-00000000000b", "direction": "descendants", "max_depth": 10,
+    "nodes": [{"id": "46000000-0000-0000-0000-00000000000b", "slug": "g-b", "title": "beta", "depth": 0},
+              {"id": "46000000-0000-0000-0000-00000000000a", "slug": "g-a", "title": "Alpha", "depth": 1},
+              {"id": "46000000-0000-0000-0000-000000000001", "slug": "g-r", "title": "Root", "depth": 1},
+              {"id": "46000000-0000-0000-0000-00000000000d", "slug": "g-d", "title": "Down", "depth": 2}],
+    "edges": [{"source": "46000000-0000-0000-0000-000000000001", "target": "46000000-0000-0000-0000-00000000000d", "weight": 1, "type": "prerequisite"},
+              {"source": "46000000-0000-0000-0000-00000000000a", "target": "46000000-0000-0000-0000-000000000001", "weight": 0.5, "type": "prerequisite"},
+              {"source": "46000000-0000-0000-0000-00000000000b", "target": "46000000-0000-0000-0000-000000000001", "weight": 1, "type": "prerequisite"},
+              {"source": "46000000-0000-0000-0000-00000000000b", "target": "46000000-0000-0000-0000-00000000000a", "weight": 2.125, "type": "prerequisite"}]}'::jsonb,
+  'the whole descendants document: each node at its shortest depth, every link between returned nodes');
 select is(pg_temp.edges(api.get_spark_graph('g-r', 'ancestors', 0)::jsonb), '{}'::text[],
   'max_depth 0 is the root alone, without edges');
 select is(pg_temp.edges(api.get_spark_graph('g-d', 'ancestors', 1)::jsonb), array['01>0d', 'ee>01', 'ee>0d'],
@@ -90,16 +92,22 @@ select is(api.get_learning_path('g-r', false)::jsonb,
              {"slug": "g-a", "title": "Alpha", "estimated_mins": 3},
              {"slug": "g-r", "title": "Root", "estimated_mins": 5}]}'::jsonb,
   'the whole path document: Kahn rounds, then lower(title), escaped titles intact');
-select is(api.get_learning_path('g-r', false)::text,
-  '{"path": [{"slug": "g-b", "title": "beta", "estimated_mins": 4}, '
-  || '{"slug": "g-x", "title": "Cross", "estimated_mins": 7}, '
-  || '{"slug": "g-q", "title": "Say \"hi\" \\ to caf' || U&'\00e9' || '\ttabs", "estimated_mins": 8}, '
-  || '{"slug": "g-a", "title": "Alpha", "estimated_mins": 3}, '
-  || '{"slug": "g-r", "title": "Root", "estimated_mins": 5}], '
-  || '"target_id": "46000000-0000-0000-0000-000000000001", "total_mins": 27, "skipped_count": 0}',
-  'the exact path text the API sends: jsonb key order and separators, escaped title');
-select is(api.get_spark_graph('g-q', 'both', 10)::text, api.get_spark_graph('g-q', 'both', 10)::jsonb::text,
-  'the graph text with an escaped title and fractional weights is what jsonb would print');
+select is(api.get_spark_graph('g-q', 'both', 10)::jsonb,
+  '{"root_id": "46000000-0000-0000-0000-0000000000ff", "direction": "both", "max_depth": 10,
+    "nodes": [{"id": "46000000-0000-0000-0000-0000000000ff", "slug": "g-q", "title": "Say \"hi\" \\ to café\ttabs", "depth": 0},
+              {"id": "46000000-0000-0000-0000-00000000000a", "slug": "g-a", "title": "Alpha", "depth": 1},
+              {"id": "46000000-0000-0000-0000-000000000001", "slug": "g-r", "title": "Root", "depth": 2},
+              {"id": "46000000-0000-0000-0000-00000000000d", "slug": "g-d", "title": "Down", "depth": 3}],
+    "edges": [{"source": "46000000-0000-0000-0000-000000000001", "target": "46000000-0000-0000-0000-00000000000d", "weight": 1, "type": "prerequisite"},
+              {"source": "46000000-0000-0000-0000-00000000000a", "target": "46000000-0000-0000-0000-000000000001", "weight": 0.5, "type": "prerequisite"},
+              {"source": "46000000-0000-0000-0000-0000000000ff", "target": "46000000-0000-0000-0000-00000000000a", "weight": 0.001, "type": "prerequisite"}]}'::jsonb,
+  'the whole both-directions document with an escaped title and fractional weights');
+select is(api.get_learning_path('g-a', false)::jsonb,
+  '{"target_id": "46000000-0000-0000-0000-00000000000a", "total_mins": 15, "skipped_count": 0,
+    "path": [{"slug": "g-b", "title": "beta", "estimated_mins": 4},
+             {"slug": "g-q", "title": "Say \"hi\" \\ to café\ttabs", "estimated_mins": 8},
+             {"slug": "g-a", "title": "Alpha", "estimated_mins": 3}]}'::jsonb,
+  'the whole path document of an inner spark: its ancestors only');
 select is(api.get_learning_path('g-b', false)::jsonb -> 'path',
   '[{"slug": "g-b", "title": "beta", "estimated_mins": 4}]'::jsonb,
   'a spark without prerequisites is a path of one step');
