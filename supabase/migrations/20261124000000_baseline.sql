@@ -1293,6 +1293,7 @@ declare
   sid constant uuid := write_staged_content.snapshot_id;
   counts jsonb := '{}';
   n bigint;
+  link record;
 begin
   insert into app.categories (snapshot_id, id, slug, name)
   select sid, x.id, x.slug, pg_catalog.btrim(i.item ->> 'name')
@@ -1366,23 +1367,21 @@ begin
   get diagnostics n = row_count;
   counts := counts || pg_catalog.jsonb_build_object('beacons', n);
 
-  insert into app.spark_links (snapshot_id, source_id, target_id, type, weight)
-  select sid, s.id, t.id, coalesce(i.item ->> 'type', 'prerequisite'), coalesce((i.item ->> 'weight')::numeric, 1)
-  from pg_temp.content_bundle_items i
-  join pg_temp.content_bundle_refs s on s.kind = 'sparks' and s.slug = i.item ->> 'source'
-  join pg_temp.content_bundle_refs t on t.kind = 'sparks' and t.slug = i.item ->> 'target'
-  where i.kind = 'spark_links' and i.position >= 0;
-  get diagnostics n = row_count;
-  counts := counts || pg_catalog.jsonb_build_object('spark_links', n);
-
-  insert into app.concept_links (snapshot_id, source_id, target_id, type, weight)
-  select sid, s.id, t.id, coalesce(i.item ->> 'type', 'prerequisite'), coalesce((i.item ->> 'weight')::numeric, 1)
-  from pg_temp.content_bundle_items i
-  join pg_temp.content_bundle_refs s on s.kind = 'concepts' and s.slug = i.item ->> 'source'
-  join pg_temp.content_bundle_refs t on t.kind = 'concepts' and t.slug = i.item ->> 'target'
-  where i.kind = 'concept_links' and i.position >= 0;
-  get diagnostics n = row_count;
-  counts := counts || pg_catalog.jsonb_build_object('concept_links', n);
+  -- Links between sparks and between concepts, one rule for both tables: type defaults to
+  -- prerequisite, weight to 1, both ends are resolved by slug among the nodes of their kind.
+  for link in select * from (values ('spark_links', 'sparks'), ('concept_links', 'concepts')) v(kind, node_kind) loop
+    execute pg_catalog.format($insert$
+      insert into app.%I (snapshot_id, source_id, target_id, type, weight)
+      select $1, s.id, t.id, coalesce(i.item ->> 'type', 'prerequisite'), coalesce((i.item ->> 'weight')::numeric, 1)
+      from pg_temp.content_bundle_items i
+      join pg_temp.content_bundle_refs s on s.kind = $2 and s.slug = i.item ->> 'source'
+      join pg_temp.content_bundle_refs t on t.kind = $2 and t.slug = i.item ->> 'target'
+      where i.kind = $3 and i.position >= 0
+    $insert$, link.kind)
+    using sid, link.node_kind, link.kind;
+    get diagnostics n = row_count;
+    counts := counts || pg_catalog.jsonb_build_object(link.kind, n);
+  end loop;
 
   return counts;
 end
@@ -3936,13 +3935,9 @@ begin
   return pg_catalog.jsonb_build_object(
     'data', coalesce(data, private.search_page_rows(candidate_types, candidate_snapshots, candidate_ids, query,
                                                     normalized, fuzzy, search_content.page, search_content.per_page)),
-    'meta', pg_catalog.jsonb_build_object(
-      'total', total,
-      'page', search_content.page,
-      'per_page', search_content.per_page,
-      'total_pages', ((least(total, rank_cap) + search_content.per_page - 1) / search_content.per_page),
-      'has_next', search_content.page * search_content.per_page < least(total, rank_cap),
-      'has_prev', search_content.page > 1),
+    -- Pages stop at the rank cap; the total counts every match.
+    'meta', private.page_meta(least(total, rank_cap), search_content.page, search_content.per_page)
+            || pg_catalog.jsonb_build_object('total', total),
     'facets', pg_catalog.jsonb_build_object('types', type_counts, 'difficulties', level_counts));
 end
 $$;
@@ -4075,13 +4070,7 @@ begin
                'weight', p.weight::double precision)
              order by p.position)
       from page_rows p), '[]'::jsonb),
-    'meta', pg_catalog.jsonb_build_object(
-      'total', t.n,
-      'page', list_spark_links.page,
-      'per_page', list_spark_links.per_page,
-      'total_pages', (t.n + list_spark_links.per_page - 1) / list_spark_links.per_page,
-      'has_next', list_spark_links.page * list_spark_links.per_page < t.n,
-      'has_prev', list_spark_links.page > 1)
+    'meta', private.page_meta(t.n, list_spark_links.page, list_spark_links.per_page)
   ) into result
   from total t;
   return result;
@@ -5300,86 +5289,40 @@ comment on function private.journey_positions(uuid,uuid) is
   'A trail''s sparks in trail order with their not-started elements: stored once the snapshot is rolled up, else derived.';
 grant execute on function private.journey_positions(uuid,uuid) to anon, authenticated;
 
--- private.journey_list_json
--- Purpose: the {data: UserJourneyListItem[]} body of the caller's journeys.
--- Params:  status  null (all) | not_started | in_progress | completed (validated by the caller)
---          sort    recent | progress | started (validated by the caller)
--- Returns: json (built as jsonb). Rules: docs/journeys.md "How progress is derived" (the
---          reference views app.journey_*).
-create or replace function private.journey_list_json(status text, sort text)
-returns json
+-- private.caller_journeys
+-- Purpose: the caller's enrollments with their derived figures, in one pass over each trail's
+--          spark positions: the rule both journey bodies read (docs/journeys.md "How progress is
+--          derived"; the reference views app.journey_*).
+-- Params:  enrollment  one enrollment id, or null for all of the caller's;
+--          with_sparks also the current concept and the spark_progress elements (the detail).
+-- Returns: one row per visible enrollment: the app.journey_progress columns but the current
+--          concept's slug and title, plus spark_progress (jsonb array in trail order; null
+--          without with_sparks).
+create or replace function private.caller_journeys(enrollment uuid, with_sparks boolean)
+returns table(id uuid, user_id uuid, trail_id uuid, started_at timestamp with time zone, snapshot_id uuid,
+              trail_slug text, trail_title text, trail_difficulty_level text, total_sparks integer,
+              completed_sparks integer, progress_percent integer, status text,
+              completed_at timestamp with time zone, last_activity_at timestamp with time zone,
+              current_concept_id uuid, spark_progress jsonb)
 language sql
 stable
 set search_path = ''
-as $$
-  with states as materialized (
-    select * from private.caller_spark_states()
-  ),
-  journeys as (
-    select
-      e.id, e.user_id, e.trail_id, e.started_at,
-      t.snapshot_id, t.slug, t.title, t.difficulty_level,
-      a.total_sparks, a.completed_sparks,
-      private.journey_status(a.total_sparks, a.completed_sparks, a.touched_sparks) as status,
-      case when a.total_sparks > 0 and a.completed_sparks = a.total_sparks then a.last_completed_at end as completed_at,
-      coalesce(a.last_event_at, e.started_at) as last_activity_at
-    from app.enrollments e
-    cross join lateral private.journey_trail(e.trail_id) t
-    cross join lateral (
-      select
-        pg_catalog.count(*)::integer as total_sparks,
-        (pg_catalog.count(*) filter (where st.completed_at is not null))::integer as completed_sparks,
-        (pg_catalog.count(*) filter (where st.completed_at is not null or st.started))::integer as touched_sparks,
-        pg_catalog.max(st.completed_at) as last_completed_at,
-        pg_catalog.max(st.last_event_at) as last_event_at
-      from private.journey_positions(t.snapshot_id, e.trail_id) p
-      left join states st on st.spark_id = p.spark_id
-    ) a
-    where e.user_id = (select auth.uid())
-  )
-  select pg_catalog.jsonb_build_object('data', coalesce(pg_catalog.jsonb_agg(
-      private.journey_list_item(row(
-        j.id, j.user_id, j.trail_id, j.started_at, j.snapshot_id, j.slug, j.title, j.difficulty_level,
-        j.total_sparks, j.completed_sparks,
-        case when j.total_sparks > 0 then (100 * j.completed_sparks) / j.total_sparks else 0 end,
-        j.status, j.completed_at, j.last_activity_at, null, null, null)::app.journey_progress)
-      order by
-        case when journey_list_json.sort = 'recent' then j.last_activity_at end desc nulls last,
-        case when journey_list_json.sort = 'progress'
-          then j.completed_sparks::numeric / nullif(j.total_sparks, 0) end desc nulls last,
-        case when journey_list_json.sort = 'started' then j.started_at end desc nulls last,
-        j.last_activity_at desc, j.started_at desc, j.id), '[]'::jsonb))::json
-  from journeys j
-  where journey_list_json.status is null or j.status = journey_list_json.status
-$$;
-comment on function private.journey_list_json(text,text) is
-  'The caller''s journeys as {data: UserJourneyListItem[]} JSON text (status filter, sort), in one statement.';
-grant execute on function private.journey_list_json(text,text) to anon, authenticated;
-
--- private.journey_detail_json
--- Purpose: the UserJourneyDetail body of one of the caller's enrollments, in one pass over the
---          trail's spark positions (figures, current concept, spark_progress).
--- Params:  enrollment  an enrollment id.
--- Returns: json (built as jsonb); null when the caller has no visible enrollment with this id.
-create or replace function private.journey_detail_json(enrollment uuid)
-returns json
-language sql
-stable
-set search_path = ''
+-- Without with_sparks the two ordered aggregates see no rows; presorting every trail's positions
+-- for them would cost the journey list ~15 % for nothing.
+set enable_presorted_aggregate to 'off'
 as $$
   with states as materialized (
     select * from private.caller_spark_states()
   )
-  -- The list item of this journey, plus its current concept and spark_progress.
-  select (private.journey_list_item(row(
-      e.id, e.user_id, e.trail_id, e.started_at, t.snapshot_id, t.slug, t.title, t.difficulty_level,
-      a.total_sparks, a.completed_sparks,
-      case when a.total_sparks > 0 then (100 * a.completed_sparks) / a.total_sparks else 0 end,
-      f.status, f.completed_at, coalesce(a.last_event_at, e.started_at), c.id, c.slug, c.title)::app.journey_progress)
-    || pg_catalog.jsonb_build_object(
-      'current_concept', case when c.id is not null
-        then pg_catalog.jsonb_build_object('id', c.id, 'title', c.title, 'slug', c.slug) end,
-      'spark_progress', coalesce(a.spark_progress, '[]'::jsonb)))::json
+  select
+    e.id, e.user_id, e.trail_id, e.started_at,
+    t.snapshot_id, t.slug, t.title, t.difficulty_level,
+    a.total_sparks, a.completed_sparks,
+    case when a.total_sparks > 0 then (100 * a.completed_sparks) / a.total_sparks else 0 end,
+    private.journey_status(a.total_sparks, a.completed_sparks, a.touched_sparks),
+    case when a.total_sparks > 0 and a.completed_sparks = a.total_sparks then a.last_completed_at end,
+    coalesce(a.last_event_at, e.started_at),
+    a.current_concept_id, a.spark_progress
   from app.enrollments e
   cross join lateral private.journey_trail(e.trail_id) t
   cross join lateral (
@@ -5389,24 +5332,75 @@ as $$
       (pg_catalog.count(*) filter (where st.completed_at is not null or st.started))::integer as touched_sparks,
       pg_catalog.max(st.completed_at) as last_completed_at,
       pg_catalog.max(st.last_event_at) as last_event_at,
-      (pg_catalog.array_agg(p.concept_id order by p.ordinal) filter (where st.completed_at is null))[1] as current_concept_id,
+      (pg_catalog.array_agg(p.concept_id order by p.ordinal)
+         filter (where caller_journeys.with_sparks and st.completed_at is null))[1] as current_concept_id,
       -- The stored not-started element where the caller has no events on the spark.
       pg_catalog.jsonb_agg(
         case when st.spark_id is null then p.progress_json::jsonb
           else private.spark_progress_json(p.spark_title, p.spark_id,
                  private.spark_status(st.completed_at, st.started), st.completed_at)
         end
-        order by p.ordinal) as spark_progress
+        order by p.ordinal) filter (where caller_journeys.with_sparks) as spark_progress
     from private.journey_positions(t.snapshot_id, e.trail_id) p
     left join states st on st.spark_id = p.spark_id
   ) a
-  cross join lateral (
-    select
-      private.journey_status(a.total_sparks, a.completed_sparks, a.touched_sparks) as status,
-      case when a.total_sparks > 0 and a.completed_sparks = a.total_sparks then a.last_completed_at end as completed_at
-  ) f
-  left join app.concepts c on c.snapshot_id = t.snapshot_id and c.id = a.current_concept_id
-  where e.id = journey_detail_json.enrollment and e.user_id = (select auth.uid())
+  where e.user_id = (select auth.uid())
+    and (caller_journeys.enrollment is null or e.id = caller_journeys.enrollment)
+$$;
+comment on function private.caller_journeys(uuid,boolean) is
+  'The caller''s enrollments (one, or all) with derived figures, status and last activity; with_sparks adds the current concept id and the spark_progress elements.';
+grant execute on function private.caller_journeys(uuid,boolean) to anon, authenticated;
+
+-- private.journey_list_json
+-- Purpose: the {data: UserJourneyListItem[]} body of the caller's journeys.
+-- Params:  status  null (all) | not_started | in_progress | completed (validated by the caller)
+--          sort    recent | progress | started (validated by the caller)
+-- Returns: json (built as jsonb).
+create or replace function private.journey_list_json(status text, sort text)
+returns json
+language sql
+stable
+set search_path = ''
+as $$
+  select pg_catalog.jsonb_build_object('data', coalesce(pg_catalog.jsonb_agg(
+      private.journey_list_item(row(
+        j.id, j.user_id, j.trail_id, j.started_at, j.snapshot_id, j.trail_slug, j.trail_title, j.trail_difficulty_level,
+        j.total_sparks, j.completed_sparks, j.progress_percent, j.status, j.completed_at, j.last_activity_at,
+        null, null, null)::app.journey_progress)
+      order by
+        case when journey_list_json.sort = 'recent' then j.last_activity_at end desc nulls last,
+        case when journey_list_json.sort = 'progress'
+          then j.completed_sparks::numeric / nullif(j.total_sparks, 0) end desc nulls last,
+        case when journey_list_json.sort = 'started' then j.started_at end desc nulls last,
+        j.last_activity_at desc, j.started_at desc, j.id), '[]'::jsonb))::json
+  from private.caller_journeys(null, false) j
+  where journey_list_json.status is null or j.status = journey_list_json.status
+$$;
+comment on function private.journey_list_json(text,text) is
+  'The caller''s journeys as {data: UserJourneyListItem[]} JSON text (status filter, sort), in one statement.';
+grant execute on function private.journey_list_json(text,text) to anon, authenticated;
+
+-- private.journey_detail_json
+-- Purpose: the UserJourneyDetail body of one of the caller's enrollments.
+-- Params:  enrollment  an enrollment id.
+-- Returns: json (built as jsonb); null when the caller has no visible enrollment with this id.
+create or replace function private.journey_detail_json(enrollment uuid)
+returns json
+language sql
+stable
+set search_path = ''
+as $$
+  -- The list item of this journey, plus its current concept and spark_progress.
+  select (private.journey_list_item(row(
+      j.id, j.user_id, j.trail_id, j.started_at, j.snapshot_id, j.trail_slug, j.trail_title, j.trail_difficulty_level,
+      j.total_sparks, j.completed_sparks, j.progress_percent, j.status, j.completed_at, j.last_activity_at,
+      c.id, c.slug, c.title)::app.journey_progress)
+    || pg_catalog.jsonb_build_object(
+      'current_concept', case when c.id is not null
+        then pg_catalog.jsonb_build_object('id', c.id, 'title', c.title, 'slug', c.slug) end,
+      'spark_progress', coalesce(j.spark_progress, '[]'::jsonb)))::json
+  from private.caller_journeys(journey_detail_json.enrollment, true) j
+  left join app.concepts c on c.snapshot_id = j.snapshot_id and c.id = j.current_concept_id
 $$;
 comment on function private.journey_detail_json(uuid) is
   'UserJourneyDetail JSON text of one of the caller''s enrollments (null when not visible), in one statement and one pass over the trail''s sparks.';
@@ -5428,9 +5422,7 @@ as $$
 declare
   chosen_sort text := coalesce(list_user_journeys.sort, 'recent');
 begin
-  if (select auth.uid()) is null then
-    raise exception using errcode = '28000', message = 'a signed-in user is required', detail = '{}';
-  end if;
+  perform private.require_user();
   if list_user_journeys.status is not null
      and list_user_journeys.status not in ('not_started', 'in_progress', 'completed') then
     raise exception using
@@ -5469,9 +5461,7 @@ as $$
 declare
   result json;
 begin
-  if (select auth.uid()) is null then
-    raise exception using errcode = '28000', message = 'a signed-in user is required', detail = '{}';
-  end if;
+  perform private.require_user();
   result := private.journey_detail_json(get_user_journey.id);
   if result is null then
     raise exception using
@@ -5657,6 +5647,26 @@ as $$
   select pg_catalog.jsonb_build_object('id', u.id, 'email', u.email, 'display_name', u.display_name, 'provider', u.provider)
 $$;
 
+-- Why a session can no longer be used or renewed: 'expired' once its absolute lifetime is over,
+-- 'idle' once it has gone unrefreshed for longer than its inactivity limit; null while it is
+-- within both. (Whether it was ended already is `active`.) plpgsql: a simple expression, cheap
+-- enough for the session check every request makes.
+create or replace function private.session_end_reason(session app.sessions)
+returns text
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  return case
+    when (session).expires_at <= pg_catalog.now() then 'expired'
+    when (session).last_activity_at + pg_catalog.make_interval(secs => (session).idle_timeout_seconds) <= pg_catalog.now() then 'idle'
+  end;
+end
+$$;
+comment on function private.session_end_reason(app.sessions) is
+  'expired (absolute lifetime over) | idle (unrefreshed past its inactivity limit) | null (within both) for a session row.';
+
 -- The claims the API signs into an access token, recomputed from the database every time.
 create or replace function private.token_claims(u app.users, session_id uuid)
 returns jsonb
@@ -5826,11 +5836,9 @@ begin
   if not sess.active or token.revoked_at is not null then
     return '{"status":"revoked"}'::jsonb;
   end if;
-  if sess.expires_at <= pg_catalog.now()
-     or sess.last_activity_at + pg_catalog.make_interval(secs => sess.idle_timeout_seconds) <= pg_catalog.now() then
+  if private.session_end_reason(sess) is not null then
     update app.sessions
-    set active = false, ended_at = pg_catalog.now(),
-        end_reason = case when sess.expires_at <= pg_catalog.now() then 'expired' else 'idle' end
+    set active = false, ended_at = pg_catalog.now(), end_reason = private.session_end_reason(sess)
     where id = sess.id;
     update app.refresh_tokens set revoked_at = pg_catalog.now() where session_id = sess.id and revoked_at is null;
     return '{"status":"expired"}'::jsonb;
@@ -5911,12 +5919,10 @@ declare
 begin
   with ended as (
     update app.sessions s
-    set active = false, ended_at = pg_catalog.now(),
-        end_reason = case when s.expires_at <= pg_catalog.now() then 'expired' else 'idle' end
+    set active = false, ended_at = pg_catalog.now(), end_reason = private.session_end_reason(s)
     where s.active
       and s.access_expires_at <= pg_catalog.now()
-      and (s.expires_at <= pg_catalog.now()
-           or s.last_activity_at + pg_catalog.make_interval(secs => s.idle_timeout_seconds) <= pg_catalog.now())
+      and private.session_end_reason(s) is not null
     returning s.id)
   select pg_catalog.count(*) into deactivated from ended;
 
@@ -6103,9 +6109,7 @@ begin
       end if;
     elsif named_session.active
       and named_session.user_id = (claims ->> 'sub')::uuid
-      and least(named_session.expires_at,
-            named_session.last_activity_at + pg_catalog.make_interval(secs => named_session.idle_timeout_seconds))
-          > pg_catalog.now() then
+      and private.session_end_reason(named_session) is null then
       return;
     end if;
   end if;

@@ -411,6 +411,7 @@ declare
   sid constant uuid := write_staged_content.snapshot_id;
   counts jsonb := '{}';
   n bigint;
+  link record;
 begin
   insert into app.categories (snapshot_id, id, slug, name)
   select sid, x.id, x.slug, pg_catalog.btrim(i.item ->> 'name')
@@ -484,23 +485,21 @@ begin
   get diagnostics n = row_count;
   counts := counts || pg_catalog.jsonb_build_object('beacons', n);
 
-  insert into app.spark_links (snapshot_id, source_id, target_id, type, weight)
-  select sid, s.id, t.id, coalesce(i.item ->> 'type', 'prerequisite'), coalesce((i.item ->> 'weight')::numeric, 1)
-  from pg_temp.content_bundle_items i
-  join pg_temp.content_bundle_refs s on s.kind = 'sparks' and s.slug = i.item ->> 'source'
-  join pg_temp.content_bundle_refs t on t.kind = 'sparks' and t.slug = i.item ->> 'target'
-  where i.kind = 'spark_links' and i.position >= 0;
-  get diagnostics n = row_count;
-  counts := counts || pg_catalog.jsonb_build_object('spark_links', n);
-
-  insert into app.concept_links (snapshot_id, source_id, target_id, type, weight)
-  select sid, s.id, t.id, coalesce(i.item ->> 'type', 'prerequisite'), coalesce((i.item ->> 'weight')::numeric, 1)
-  from pg_temp.content_bundle_items i
-  join pg_temp.content_bundle_refs s on s.kind = 'concepts' and s.slug = i.item ->> 'source'
-  join pg_temp.content_bundle_refs t on t.kind = 'concepts' and t.slug = i.item ->> 'target'
-  where i.kind = 'concept_links' and i.position >= 0;
-  get diagnostics n = row_count;
-  counts := counts || pg_catalog.jsonb_build_object('concept_links', n);
+  -- Links between sparks and between concepts, one rule for both tables: type defaults to
+  -- prerequisite, weight to 1, both ends are resolved by slug among the nodes of their kind.
+  for link in select * from (values ('spark_links', 'sparks'), ('concept_links', 'concepts')) v(kind, node_kind) loop
+    execute pg_catalog.format($insert$
+      insert into app.%I (snapshot_id, source_id, target_id, type, weight)
+      select $1, s.id, t.id, coalesce(i.item ->> 'type', 'prerequisite'), coalesce((i.item ->> 'weight')::numeric, 1)
+      from pg_temp.content_bundle_items i
+      join pg_temp.content_bundle_refs s on s.kind = $2 and s.slug = i.item ->> 'source'
+      join pg_temp.content_bundle_refs t on t.kind = $2 and t.slug = i.item ->> 'target'
+      where i.kind = $3 and i.position >= 0
+    $insert$, link.kind)
+    using sid, link.node_kind, link.kind;
+    get diagnostics n = row_count;
+    counts := counts || pg_catalog.jsonb_build_object(link.kind, n);
+  end loop;
 
   return counts;
 end

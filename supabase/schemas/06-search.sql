@@ -880,13 +880,9 @@ begin
   return pg_catalog.jsonb_build_object(
     'data', coalesce(data, private.search_page_rows(candidate_types, candidate_snapshots, candidate_ids, query,
                                                     normalized, fuzzy, search_content.page, search_content.per_page)),
-    'meta', pg_catalog.jsonb_build_object(
-      'total', total,
-      'page', search_content.page,
-      'per_page', search_content.per_page,
-      'total_pages', ((least(total, rank_cap) + search_content.per_page - 1) / search_content.per_page),
-      'has_next', search_content.page * search_content.per_page < least(total, rank_cap),
-      'has_prev', search_content.page > 1),
+    -- Pages stop at the rank cap; the total counts every match.
+    'meta', private.page_meta(least(total, rank_cap), search_content.page, search_content.per_page)
+            || pg_catalog.jsonb_build_object('total', total),
     'facets', pg_catalog.jsonb_build_object('types', type_counts, 'difficulties', level_counts));
 end
 $$;

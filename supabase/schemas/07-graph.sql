@@ -121,13 +121,7 @@ begin
                'weight', p.weight::double precision)
              order by p.position)
       from page_rows p), '[]'::jsonb),
-    'meta', pg_catalog.jsonb_build_object(
-      'total', t.n,
-      'page', list_spark_links.page,
-      'per_page', list_spark_links.per_page,
-      'total_pages', (t.n + list_spark_links.per_page - 1) / list_spark_links.per_page,
-      'has_next', list_spark_links.page * list_spark_links.per_page < t.n,
-      'has_prev', list_spark_links.page > 1)
+    'meta', private.page_meta(t.n, list_spark_links.page, list_spark_links.per_page)
   ) into result
   from total t;
   return result;

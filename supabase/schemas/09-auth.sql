@@ -109,6 +109,26 @@ as $$
   select pg_catalog.jsonb_build_object('id', u.id, 'email', u.email, 'display_name', u.display_name, 'provider', u.provider)
 $$;
 
+-- Why a session can no longer be used or renewed: 'expired' once its absolute lifetime is over,
+-- 'idle' once it has gone unrefreshed for longer than its inactivity limit; null while it is
+-- within both. (Whether it was ended already is `active`.) plpgsql: a simple expression, cheap
+-- enough for the session check every request makes.
+create or replace function private.session_end_reason(session app.sessions)
+returns text
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  return case
+    when (session).expires_at <= pg_catalog.now() then 'expired'
+    when (session).last_activity_at + pg_catalog.make_interval(secs => (session).idle_timeout_seconds) <= pg_catalog.now() then 'idle'
+  end;
+end
+$$;
+comment on function private.session_end_reason(app.sessions) is
+  'expired (absolute lifetime over) | idle (unrefreshed past its inactivity limit) | null (within both) for a session row.';
+
 -- The claims the API signs into an access token, recomputed from the database every time.
 create or replace function private.token_claims(u app.users, session_id uuid)
 returns jsonb
@@ -278,11 +298,9 @@ begin
   if not sess.active or token.revoked_at is not null then
     return '{"status":"revoked"}'::jsonb;
   end if;
-  if sess.expires_at <= pg_catalog.now()
-     or sess.last_activity_at + pg_catalog.make_interval(secs => sess.idle_timeout_seconds) <= pg_catalog.now() then
+  if private.session_end_reason(sess) is not null then
     update app.sessions
-    set active = false, ended_at = pg_catalog.now(),
-        end_reason = case when sess.expires_at <= pg_catalog.now() then 'expired' else 'idle' end
+    set active = false, ended_at = pg_catalog.now(), end_reason = private.session_end_reason(sess)
     where id = sess.id;
     update app.refresh_tokens set revoked_at = pg_catalog.now() where session_id = sess.id and revoked_at is null;
     return '{"status":"expired"}'::jsonb;
@@ -363,12 +381,10 @@ declare
 begin
   with ended as (
     update app.sessions s
-    set active = false, ended_at = pg_catalog.now(),
-        end_reason = case when s.expires_at <= pg_catalog.now() then 'expired' else 'idle' end
+    set active = false, ended_at = pg_catalog.now(), end_reason = private.session_end_reason(s)
     where s.active
       and s.access_expires_at <= pg_catalog.now()
-      and (s.expires_at <= pg_catalog.now()
-           or s.last_activity_at + pg_catalog.make_interval(secs => s.idle_timeout_seconds) <= pg_catalog.now())
+      and private.session_end_reason(s) is not null
     returning s.id)
   select pg_catalog.count(*) into deactivated from ended;
 

@@ -37,9 +37,7 @@ begin
       end if;
     elsif named_session.active
       and named_session.user_id = (claims ->> 'sub')::uuid
-      and least(named_session.expires_at,
-            named_session.last_activity_at + pg_catalog.make_interval(secs => named_session.idle_timeout_seconds))
-          > pg_catalog.now() then
+      and private.session_end_reason(named_session) is null then
       return;
     end if;
   end if;
