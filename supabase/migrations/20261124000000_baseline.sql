@@ -546,7 +546,7 @@ grant execute on function private.resolve_snapshot_id(uuid) to anon, authenticat
 
 -- api.list_snapshots
 -- Purpose: the snapshots, newest first, one page at a time, optionally filtered by status.
--- Params:  page (>= 1, default 1), per_page (1..100, default 20), status (draft, published,
+-- Params:  page (1..100000, default 1), per_page (1..100, default 20), status (draft, published,
 --          archived; null for all).
 -- Returns: {data: [{id, name, version_label, description, status,
 --           entity_counts: {domains, trails, concepts, sparks}, created_at, published_at}],
@@ -564,14 +564,8 @@ declare
   total bigint;
   page_rows jsonb;
 begin
-  if wanted_page < 1 then
-    raise exception using errcode = '22023', message = 'page must be at least 1',
-      detail = pg_catalog.jsonb_build_object('field', 'page', 'value', wanted_page)::text;
-  end if;
-  if wanted_size not between 1 and 100 then
-    raise exception using errcode = '22023', message = 'per_page must be between 1 and 100',
-      detail = pg_catalog.jsonb_build_object('field', 'per_page', 'value', wanted_size)::text;
-  end if;
+  perform private.require_range('page', wanted_page, 1, 100000);
+  perform private.require_range('per_page', wanted_size, 1, 100);
   if list_snapshots.status is not null and list_snapshots.status not in ('draft', 'published', 'archived') then
     raise exception using errcode = '22023', message = 'status must be one of draft, published, archived',
       detail = pg_catalog.jsonb_build_object('field', 'status', 'value', list_snapshots.status)::text;
@@ -593,13 +587,7 @@ begin
 
   return pg_catalog.jsonb_build_object(
     'data', page_rows,
-    'meta', pg_catalog.jsonb_build_object(
-      'total', total,
-      'page', wanted_page,
-      'per_page', wanted_size,
-      'total_pages', (total + wanted_size - 1) / wanted_size,
-      'has_next', wanted_page::bigint * wanted_size < total,
-      'has_prev', wanted_page > 1));
+    'meta', private.page_meta(total, wanted_page, wanted_size));
 end
 $$;
 comment on function api.list_snapshots(integer,integer,text) is
@@ -3705,7 +3693,7 @@ grant execute on function private.title_order_is_bytewise() to anon, authenticat
 -- Params:  q (1..200 characters after trimming), type (spark|concept|trail|domain, optional),
 --          difficulty (beginner|intermediate|advanced|expert, optional: sparks by difficulty,
 --          trails by difficulty_level; concepts and domains have none and drop out),
---          page (>= 1, default 1), per_page (1..50, default 20), snapshot_id (optional).
+--          page (1..100000, default 1), per_page (1..50, default 20), snapshot_id (optional).
 -- Returns: {data: [{type,id,slug,title,summary,score}], meta: {total,page,per_page,total_pages,
 --          has_next,has_prev}, facets: {types: {spark,concept,trail,domain}, difficulties:
 --          {beginner,intermediate,advanced,expert}}}. Ordered by score desc, then lower(title),
@@ -3749,19 +3737,9 @@ begin
     raise exception using errcode = '22023', message = 'type must be one of spark, concept, trail, domain',
       detail = pg_catalog.jsonb_build_object('field', 'type', 'value', search_content.type)::text;
   end if;
-  if search_content.difficulty is not null
-     and not exists (select from app.difficulty_levels d where d.value = search_content.difficulty) then
-    raise exception using errcode = '22023', message = 'difficulty must be one of beginner, intermediate, advanced, expert',
-      detail = pg_catalog.jsonb_build_object('field', 'difficulty', 'value', search_content.difficulty)::text;
-  end if;
-  if search_content.page is null or search_content.page < 1 then
-    raise exception using errcode = '22023', message = 'page must be at least 1',
-      detail = pg_catalog.jsonb_build_object('field', 'page')::text;
-  end if;
-  if search_content.per_page is null or search_content.per_page not between 1 and 50 then
-    raise exception using errcode = '22023', message = 'per_page must be between 1 and 50',
-      detail = pg_catalog.jsonb_build_object('field', 'per_page')::text;
-  end if;
+  perform private.require_difficulty('difficulty', search_content.difficulty);
+  perform private.require_range('page', search_content.page, 1, 100000);
+  perform private.require_range('per_page', search_content.per_page, 1, 50);
 
   snapshot := private.resolve_snapshot_id(search_content.snapshot_id);
   query := private.search_query(normalized);
@@ -3976,7 +3954,7 @@ grant execute on function private.find_spark(text,uuid) to anon, authenticated;
 -- Params:  spark (slug, optional): only links touching it; direction (needs spark):
 --          outgoing (spark is the source: what it leads to), incoming (spark is the target: what
 --          leads to it), both (default); type (prerequisite|related|extends, optional);
---          page (>= 1, default 1); per_page (1..100, default 20); snapshot_id (optional).
+--          page (1..100000, default 1); per_page (1..100, default 20); snapshot_id (optional).
 -- Returns: {data: [{source: {id,slug,title}, target: {id,slug,title}, type, weight}],
 --          meta: {total,page,per_page,total_pages,has_next,has_prev}}, ordered by source title,
 --          target title, type, then ids.
@@ -4006,14 +3984,8 @@ begin
     raise exception using errcode = '22023', message = 'direction needs a spark',
       detail = pg_catalog.jsonb_build_object('field', 'direction')::text;
   end if;
-  if list_spark_links.page is null or list_spark_links.page < 1 then
-    raise exception using errcode = '22023', message = 'page must be at least 1',
-      detail = pg_catalog.jsonb_build_object('field', 'page')::text;
-  end if;
-  if list_spark_links.per_page is null or list_spark_links.per_page not between 1 and 100 then
-    raise exception using errcode = '22023', message = 'per_page must be between 1 and 100',
-      detail = pg_catalog.jsonb_build_object('field', 'per_page')::text;
-  end if;
+  perform private.require_range('page', list_spark_links.page, 1, 100000);
+  perform private.require_range('per_page', list_spark_links.per_page, 1, 100);
 
   snapshot := private.resolve_snapshot_id(list_spark_links.snapshot_id);
   if list_spark_links.spark is not null then

@@ -302,7 +302,7 @@ grant execute on function private.resolve_snapshot_id(uuid) to anon, authenticat
 
 -- api.list_snapshots
 -- Purpose: the snapshots, newest first, one page at a time, optionally filtered by status.
--- Params:  page (>= 1, default 1), per_page (1..100, default 20), status (draft, published,
+-- Params:  page (1..100000, default 1), per_page (1..100, default 20), status (draft, published,
 --          archived; null for all).
 -- Returns: {data: [{id, name, version_label, description, status,
 --           entity_counts: {domains, trails, concepts, sparks}, created_at, published_at}],
@@ -320,14 +320,8 @@ declare
   total bigint;
   page_rows jsonb;
 begin
-  if wanted_page < 1 then
-    raise exception using errcode = '22023', message = 'page must be at least 1',
-      detail = pg_catalog.jsonb_build_object('field', 'page', 'value', wanted_page)::text;
-  end if;
-  if wanted_size not between 1 and 100 then
-    raise exception using errcode = '22023', message = 'per_page must be between 1 and 100',
-      detail = pg_catalog.jsonb_build_object('field', 'per_page', 'value', wanted_size)::text;
-  end if;
+  perform private.require_range('page', wanted_page, 1, 100000);
+  perform private.require_range('per_page', wanted_size, 1, 100);
   if list_snapshots.status is not null and list_snapshots.status not in ('draft', 'published', 'archived') then
     raise exception using errcode = '22023', message = 'status must be one of draft, published, archived',
       detail = pg_catalog.jsonb_build_object('field', 'status', 'value', list_snapshots.status)::text;
@@ -349,13 +343,7 @@ begin
 
   return pg_catalog.jsonb_build_object(
     'data', page_rows,
-    'meta', pg_catalog.jsonb_build_object(
-      'total', total,
-      'page', wanted_page,
-      'per_page', wanted_size,
-      'total_pages', (total + wanted_size - 1) / wanted_size,
-      'has_next', wanted_page::bigint * wanted_size < total,
-      'has_prev', wanted_page > 1));
+    'meta', private.page_meta(total, wanted_page, wanted_size));
 end
 $$;
 comment on function api.list_snapshots(integer,integer,text) is

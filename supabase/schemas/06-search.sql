@@ -650,7 +650,7 @@ grant execute on function private.title_order_is_bytewise() to anon, authenticat
 -- Params:  q (1..200 characters after trimming), type (spark|concept|trail|domain, optional),
 --          difficulty (beginner|intermediate|advanced|expert, optional: sparks by difficulty,
 --          trails by difficulty_level; concepts and domains have none and drop out),
---          page (>= 1, default 1), per_page (1..50, default 20), snapshot_id (optional).
+--          page (1..100000, default 1), per_page (1..50, default 20), snapshot_id (optional).
 -- Returns: {data: [{type,id,slug,title,summary,score}], meta: {total,page,per_page,total_pages,
 --          has_next,has_prev}, facets: {types: {spark,concept,trail,domain}, difficulties:
 --          {beginner,intermediate,advanced,expert}}}. Ordered by score desc, then lower(title),
@@ -694,19 +694,9 @@ begin
     raise exception using errcode = '22023', message = 'type must be one of spark, concept, trail, domain',
       detail = pg_catalog.jsonb_build_object('field', 'type', 'value', search_content.type)::text;
   end if;
-  if search_content.difficulty is not null
-     and not exists (select from app.difficulty_levels d where d.value = search_content.difficulty) then
-    raise exception using errcode = '22023', message = 'difficulty must be one of beginner, intermediate, advanced, expert',
-      detail = pg_catalog.jsonb_build_object('field', 'difficulty', 'value', search_content.difficulty)::text;
-  end if;
-  if search_content.page is null or search_content.page < 1 then
-    raise exception using errcode = '22023', message = 'page must be at least 1',
-      detail = pg_catalog.jsonb_build_object('field', 'page')::text;
-  end if;
-  if search_content.per_page is null or search_content.per_page not between 1 and 50 then
-    raise exception using errcode = '22023', message = 'per_page must be between 1 and 50',
-      detail = pg_catalog.jsonb_build_object('field', 'per_page')::text;
-  end if;
+  perform private.require_difficulty('difficulty', search_content.difficulty);
+  perform private.require_range('page', search_content.page, 1, 100000);
+  perform private.require_range('per_page', search_content.per_page, 1, 50);
 
   snapshot := private.resolve_snapshot_id(search_content.snapshot_id);
   query := private.search_query(normalized);

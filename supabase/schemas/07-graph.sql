@@ -27,7 +27,7 @@ grant execute on function private.find_spark(text,uuid) to anon, authenticated;
 -- Params:  spark (slug, optional): only links touching it; direction (needs spark):
 --          outgoing (spark is the source: what it leads to), incoming (spark is the target: what
 --          leads to it), both (default); type (prerequisite|related|extends, optional);
---          page (>= 1, default 1); per_page (1..100, default 20); snapshot_id (optional).
+--          page (1..100000, default 1); per_page (1..100, default 20); snapshot_id (optional).
 -- Returns: {data: [{source: {id,slug,title}, target: {id,slug,title}, type, weight}],
 --          meta: {total,page,per_page,total_pages,has_next,has_prev}}, ordered by source title,
 --          target title, type, then ids.
@@ -57,14 +57,8 @@ begin
     raise exception using errcode = '22023', message = 'direction needs a spark',
       detail = pg_catalog.jsonb_build_object('field', 'direction')::text;
   end if;
-  if list_spark_links.page is null or list_spark_links.page < 1 then
-    raise exception using errcode = '22023', message = 'page must be at least 1',
-      detail = pg_catalog.jsonb_build_object('field', 'page')::text;
-  end if;
-  if list_spark_links.per_page is null or list_spark_links.per_page not between 1 and 100 then
-    raise exception using errcode = '22023', message = 'per_page must be between 1 and 100',
-      detail = pg_catalog.jsonb_build_object('field', 'per_page')::text;
-  end if;
+  perform private.require_range('page', list_spark_links.page, 1, 100000);
+  perform private.require_range('per_page', list_spark_links.per_page, 1, 100);
 
   snapshot := private.resolve_snapshot_id(list_spark_links.snapshot_id);
   if list_spark_links.spark is not null then
