@@ -63,7 +63,12 @@ export const searchContent = createRoute({
   request: {
     query: z.object({
       q: Text(1, 200, { trim: true }),
-      type: SearchType.optional(),
+      // `all` is the spec's documented default: the same as leaving type out.
+      type: z
+        .enum(['all', ...SEARCH_TYPES])
+        .optional()
+        .transform((value) => (value === 'all' ? undefined : value))
+        .openapi({ type: 'string', enum: ['all', ...SEARCH_TYPES], description: 'all (the default) or one content type' }),
       difficulty: Difficulty.optional().openapi({ description: 'sparks by difficulty, trails by difficulty_level; concepts and domains have none' }),
       ...pageQuery(SEARCH_MAX_PER_PAGE),
       snapshot_id: Uuid.optional(),
