@@ -241,7 +241,8 @@ describe('auth routes: tokens and sessions', () => {
     const expiredButRefreshable = await signIn(t);
     const fresh = await signIn(t);
     await t.db.sql`update app.sessions set access_expires_at = now() - interval '1 hour', last_activity_at = now() - interval '8 days' where id = ${stale.sessionId}`;
-    await t.db.sql`update app.sessions set access_expires_at = now() - interval '1 hour', last_activity_at = now() - interval '2 hours' where id = ${expiredButRefreshable.sessionId}`;
+    // Inside the clock skew after its access token expired (idle limit = lifetime + 10 s).
+    await t.db.sql`update app.sessions set access_expires_at = now() - interval '5 seconds', last_activity_at = now() - interval '3605 seconds' where id = ${expiredButRefreshable.sessionId}`;
     const auth = createAuthService(t.config, createSessionStore(t.db.sql));
     const result = await auth.cleanup();
     expect(result.sessions_deactivated).toBeGreaterThanOrEqual(1);

@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAuthService } from '../../src/auth/auth-service.js';
+import { createSessionStore } from '../../src/auth/session-store.js';
+import { loadConfig } from '../../src/config.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { insertCatalog } from '../helpers/content.js';
 import { signIn } from '../helpers/sessions.js';
@@ -9,9 +12,12 @@ import { testUser, TEST_SERVICE_SECRET } from '../helpers/tokens.js';
  * Each test is the issue's reproduction, asserted the way the spec reads.
  */
 let t: TestApp;
+/** The issue's setting for item 3: 30-second access tokens, nothing else configured. */
+let shortTokens: TestApp;
 
 beforeAll(async () => {
   t = await createTestApp();
+  shortTokens = await createTestApp({ ACCESS_TOKEN_TTL_S: '30' });
   await insertCatalog(t.db.sql, {
     domains: [
       {
@@ -35,7 +41,11 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await t?.close();
+  await shortTokens?.close();
 });
+
+const refresh = (app: TestApp, token: string) =>
+  app.app.request('/auth/refresh', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refresh_token: token }) });
 
 const get = async (path: string, headers: Record<string, string> = {}) => {
   const res = await t.app.request(path, { headers });
@@ -84,5 +94,35 @@ describe('spec conformance (issue 23)', () => {
     expect(searchAll.res.status).toBe(200);
     expect(searchAll.body).toEqual(searchOmitted.body);
     expect(searchAll.body.data.length).toBeGreaterThan(0);
+  });
+
+  it('3. the cleanup routine ends a session whose access token expired without a refresh (default idle limit = lifetime + 10 s)', async () => {
+    expect(shortTokens.config.SESSION_IDLE_TIMEOUT_S).toBe(30 + 10);
+    const idle = await signIn(shortTokens);
+    const fresh = await signIn(shortTokens);
+    // The issue's reproduction: 45 s after sign-in, no refresh, 30-second access tokens.
+    await shortTokens.db.sql`
+      update app.sessions set created_at = created_at - interval '45 seconds', last_activity_at = last_activity_at - interval '45 seconds',
+        access_expires_at = access_expires_at - interval '45 seconds' where id = ${idle.sessionId}`;
+
+    const { sessions_deactivated } = await createAuthService(shortTokens.config, createSessionStore(shortTokens.db.sql)).cleanup();
+    expect(sessions_deactivated).toBe(1);
+    const rows = await shortTokens.db.sql`select id, active, end_reason from app.sessions where id in ${shortTokens.db.sql([idle.sessionId, fresh.sessionId])}`;
+    expect(Object.fromEntries(rows.map((r) => [r.id, [r.active, r.end_reason]]))).toEqual({
+      [idle.sessionId]: [false, 'idle'],
+      [fresh.sessionId]: [true, null],
+    });
+    const late = await refresh(shortTokens, idle.refresh_token);
+    expect(late.status).toBe(401);
+    expect((await late.json()).error.details.reason).toBe('refresh_token_revoked');
+    expect((await refresh(shortTokens, fresh.refresh_token)).status).toBe(200);
+  });
+
+  it('3. deployments that want longer sessions set SESSION_IDLE_TIMEOUT_S', () => {
+    const base = { NODE_ENV: 'test' as const };
+    expect(loadConfig(base).SESSION_IDLE_TIMEOUT_S).toBe(3600 + 10);
+    expect(loadConfig({ ...base, ACCESS_TOKEN_TTL_S: '900' }).SESSION_IDLE_TIMEOUT_S).toBe(910);
+    expect(loadConfig({ ...base, SESSION_IDLE_TIMEOUT_S: '604800' }).SESSION_IDLE_TIMEOUT_S).toBe(604800);
+    expect(() => loadConfig({ ...base, ACCESS_TOKEN_TTL_S: '3600', SESSION_IDLE_TIMEOUT_S: '600' })).toThrow(/SESSION_IDLE_TIMEOUT_S/);
   });
 });
