@@ -37,16 +37,16 @@ describe('reportSessionChanges', () => {
     expect(log).toEqual(['startOAuthAttempt', 'consumeOAuthAttempt', 'signIn', 'setUserAccess']);
     log.length = 0;
     await reported.refresh({ refreshHash: 'a', newRefreshHash: 'b', graceSeconds: 1, accessTtlSeconds: 1 }, sign);
-    await reported.endSession('s', 'u');
+    await reported.signOut('{}');
     await reported.cleanup();
-    expect(log).toEqual(['refresh', 'changed', 'endSession', 'changed', 'cleanup', 'changed']);
+    expect(log).toEqual(['refresh', 'changed', 'signOut', 'changed', 'cleanup', 'changed']);
   });
 
   it('reports a failed operation too: it may have committed before failing', async () => {
     const { store, log } = recordingStore(true);
     const reported = reportSessionChanges(store, () => log.push('changed'));
-    await expect(reported.endSession('s', 'u')).rejects.toThrow('endSession failed');
-    expect(log).toEqual(['endSession', 'changed']);
+    await expect(reported.signOut('{}')).rejects.toThrow('signOut failed');
+    expect(log).toEqual(['signOut', 'changed']);
   });
 
   it('a logout through the app makes the rpc adapter forget what it vouched for', async () => {
@@ -60,7 +60,7 @@ describe('reportSessionChanges', () => {
     const token = await signToken({ session_id: crypto.randomUUID() });
     const response = await app.request('/auth/logout', { method: 'POST', headers: { Authorization: `Bearer ${token}` } });
     expect(response.status).toBe(200);
-    expect(log).toEqual(['endSession']);
+    expect(log).toEqual(['signOut']);
     expect(forgotten).toEqual(['forget']);
   });
 });

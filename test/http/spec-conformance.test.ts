@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { decodeJwt, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthService } from '../../src/auth/auth-service.js';
 import { createSessionStore } from '../../src/auth/session-store.js';
@@ -5,7 +7,7 @@ import { loadConfig } from '../../src/config.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { insertCatalog } from '../helpers/content.js';
 import { signIn } from '../helpers/sessions.js';
-import { testUser, TEST_SERVICE_SECRET } from '../helpers/tokens.js';
+import { testUser, TEST_JWT_SECRET, TEST_SERVICE_SECRET } from '../helpers/tokens.js';
 
 /**
  * Issue 23: the seven places where the service answered differently from the specification.
@@ -124,5 +126,97 @@ describe('spec conformance (issue 23)', () => {
     expect(loadConfig({ ...base, ACCESS_TOKEN_TTL_S: '900' }).SESSION_IDLE_TIMEOUT_S).toBe(910);
     expect(loadConfig({ ...base, SESSION_IDLE_TIMEOUT_S: '604800' }).SESSION_IDLE_TIMEOUT_S).toBe(604800);
     expect(() => loadConfig({ ...base, ACCESS_TOKEN_TTL_S: '3600', SESSION_IDLE_TIMEOUT_S: '600' })).toThrow(/SESSION_IDLE_TIMEOUT_S/);
+  });
+
+  it('2. a refresh retried inside the grace window gets the same successor token set, never a second branch', async () => {
+    const s = await signIn(t);
+    const first = await refresh(t, s.refresh_token);
+    expect(first.status).toBe(200);
+    const successor = await first.json();
+    const retry = await refresh(t, s.refresh_token);
+    expect(retry.status).toBe(200);
+    const again = await retry.json();
+    expect({ access_token: again.access_token, refresh_token: again.refresh_token, expires_at: again.expires_at }).toEqual({
+      access_token: successor.access_token, refresh_token: successor.refresh_token, expires_at: successor.expires_at,
+    });
+    const [{ children }] = await t.db.sql`
+      select count(*)::int as children from app.refresh_tokens c join app.refresh_tokens p on p.id = c.parent_id where p.session_id = ${s.sessionId}`;
+    expect(children).toBe(1);
+    // What the database keeps to replay it is sealed: neither token appears in it.
+    const [{ sealed }] = await t.db.sql`select string_agg(successor_sealed, ' ') as sealed from app.refresh_tokens where session_id = ${s.sessionId}`;
+    expect(sealed).toBeTruthy();
+    expect(sealed).not.toContain(successor.refresh_token);
+    expect(sealed).not.toContain(successor.access_token.split('.')[1]);
+
+    // The successor keeps working; the old token after the grace window is reuse: the family goes.
+    const next = await refresh(t, successor.refresh_token);
+    expect(next.status).toBe(200);
+    const latest = await next.json();
+    await t.db.sql`update app.refresh_tokens set rotated_at = rotated_at - interval '11 seconds' where session_id = ${s.sessionId}`;
+    const reuse = await refresh(t, s.refresh_token);
+    expect(reuse.status).toBe(401);
+    expect((await reuse.json()).error.details.reason).toBe('refresh_token_reuse');
+    expect((await refresh(t, latest.refresh_token)).status).toBe(401);
+  });
+
+  it('2. concurrent refreshes from several tabs all succeed with one successor', async () => {
+    const s = await signIn(t);
+    const results = await Promise.all(Array.from({ length: 4 }, () => refresh(t, s.refresh_token)));
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    const bodies = await Promise.all(results.map((r) => r.json()));
+    expect(new Set(bodies.map((b) => b.refresh_token)).size).toBe(1);
+    expect((await get('/user/me/journeys', { Authorization: `Bearer ${bodies[3].access_token}` })).res.status).toBe(200);
+  });
+
+  describe('7. logout invalidates every token the service accepts', () => {
+    const now = () => Math.floor(Date.now() / 1000);
+    /** A token of the identity service (Supabase Auth) sharing the JWT secret: foreign iss, maybe no session_id. */
+    const identityServiceToken = (sub: string, extra: Record<string, unknown> = {}) =>
+      new SignJWT({ role: 'authenticated', email: 'ada@example.com', app_metadata: { provider: 'email' }, ...extra })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setSubject(sub)
+        .setIssuer('https://project.supabase.co/auth/v1')
+        .setAudience('authenticated')
+        .setIssuedAt(now() - 5)
+        .setExpirationTime(now() + 3600)
+        .sign(new TextEncoder().encode(TEST_JWT_SECRET));
+
+    it('a token without a server-side session is refused after logout, by the database session check', async () => {
+      const sub = randomUUID();
+      const token = await identityServiceToken(sub);
+      const other = await identityServiceToken(sub, { jti: randomUUID() });
+      const bearer = { Authorization: `Bearer ${token}` };
+      expect((await get('/user/me/journeys', bearer)).res.status).toBe(200);
+
+      const state = (await get('/auth/session', bearer)).body;
+      expect(state.authenticated).toBe(true);
+      const claims = decodeJwt(token);
+      expect(state.session).toMatchObject({ provider: 'email' });
+      expect(state.session.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      expect(new Date(state.session.expires_at).getTime()).toBe(claims.exp! * 1000);
+      expect(new Date(state.session.created_at).getTime()).toBe(claims.iat! * 1000);
+
+      const logout = await t.app.request('/auth/logout', { method: 'POST', headers: bearer });
+      expect(logout.status).toBe(200);
+      expect(await logout.json()).toEqual({ success: true, message: 'Signed out' });
+      const refused = await get('/user/me/journeys', bearer);
+      expect(refused.res.status).toBe(401);
+      expect((await get('/metadata', bearer)).res.status).toBe(401);
+      expect((await get('/auth/session', bearer)).body).toEqual({ authenticated: false, user: null, session: null });
+      expect((await t.app.request('/auth/logout', { method: 'POST', headers: bearer })).status).toBe(401);
+      // Only that token: another token of the same user still works.
+      expect((await get('/user/me/journeys', { Authorization: `Bearer ${other}` })).res.status).toBe(200);
+      const events = await t.db.sql`select event_type from app.outbox_events where aggregate_id = ${sub}`;
+      expect(events.map((e) => e.event_type)).toEqual(['identity.user_logged_out']);
+    });
+
+    it('a token naming another issuer\'s session is recorded too; its session object is built from the claims', async () => {
+      const sessionId = randomUUID();
+      const token = await identityServiceToken(randomUUID(), { session_id: sessionId });
+      const bearer = { Authorization: `Bearer ${token}` };
+      expect((await get('/auth/session', bearer)).body.session).toMatchObject({ id: sessionId, provider: 'email' });
+      expect((await t.app.request('/auth/logout', { method: 'POST', headers: bearer })).status).toBe(200);
+      expect((await get('/user/me/journeys', bearer)).res.status).toBe(401);
+    });
   });
 });
