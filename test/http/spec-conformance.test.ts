@@ -219,4 +219,19 @@ describe('spec conformance (issue 23)', () => {
       expect((await get('/user/me/journeys', bearer)).res.status).toBe(401);
     });
   });
+
+  it('6. alphabetical means case-insensitive and accent-aware, not byte order', async () => {
+    const items = (await get('/discovery/all?per_page=50&nested_limit=0')).body.data as { type: string; name?: string; title?: string }[];
+    const of = (type: string) => items.filter((i) => i.type === type).map((i) => i.name ?? i.title);
+    expect(of('DOMAIN')).toEqual(['Data', 'English', 'Éthique', 'web']);
+    expect(of('TRAIL')).toEqual(['apis in practice', 'Éclairs and Edges', 'How Transformers Work', 'HTTP Fundamentals', 'Layout', 'LLM Applications']);
+    expect(of('CONCEPT')).toEqual(['attention', 'Écrire des prompts', 'Edge Cases', 'Grid', 'Rest', 'Verbs']);
+    // The same order wherever titles are listed alphabetically.
+    const trails = (await get('/discovery/trails?per_page=50')).body.data.map((t: { title: string }) => t.title);
+    expect(trails).toEqual(of('TRAIL'));
+    const domains = (await get('/discovery/domains?per_page=50')).body.data.map((d: { name: string }) => d.name);
+    expect(domains).toEqual(of('DOMAIN'));
+    const facets = (await get('/discovery/facets')).body;
+    expect(facets.tracks.map((t: { name: string }) => t.name)).toEqual(of('TRAIL'));
+  });
 });
