@@ -379,48 +379,55 @@ revoke all on function private.cleanup_sessions() from public, anon, authenticat
 --           expires_at = exp, created_at = iat (else nbf, else exp); the development bypass
 --           has no token, so its expires_at and created_at are null. The dispatcher has already
 --           refused a token whose session is not live or that was signed out (28000).
--- Errors:  none of its own.
+-- Errors:  none of its own. (plpgsql now, so an anonymous caller returns before any table
+--          it may not read is planned.)
 -- ---------------------------------------------------------------------------------------------
 create or replace function api.get_session()
 returns jsonb
-language sql
+language plpgsql
 stable
 security invoker
 set search_path = ''
 as $$
-  with caller as (
-    select c.user_id, c.claims,
-           case when c.claims ->> 'session_id' ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'
-                then (c.claims ->> 'session_id')::uuid end as session_id
-    from (select (select auth.uid()) as user_id, (select auth.jwt()) as claims) c
-  ), profile as (
-    select u.id, u.email, u.display_name, u.provider, u.avatar_url from app.users u, caller where u.id = caller.user_id
-  )
-  select case when caller.user_id is null then
-    '{"authenticated":false,"user":null,"session":null}'::jsonb
-  else pg_catalog.jsonb_build_object(
+declare
+  caller_id uuid := (select auth.uid());
+  claims jsonb := (select auth.jwt());
+  named_session uuid;
+  state jsonb;
+begin
+  -- Before any table is touched: anon holds no privilege on the profile and session tables.
+  if caller_id is null then
+    return '{"authenticated":false,"user":null,"session":null}'::jsonb;
+  end if;
+  if claims ->> 'session_id' ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' then
+    named_session := (claims ->> 'session_id')::uuid;
+  end if;
+
+  select pg_catalog.jsonb_build_object(
     'authenticated', true,
-    'user', coalesce(
-      (select pg_catalog.jsonb_build_object('id', p.id, 'email', p.email, 'display_name', p.display_name,
-                'provider', p.provider, 'avatar_url', p.avatar_url)
-       from profile p),
+    'user', case
+      when u.id is not null then
+        pg_catalog.jsonb_build_object('id', u.id, 'email', u.email, 'display_name', u.display_name,
+          'provider', u.provider, 'avatar_url', u.avatar_url)
       -- A valid token of a user without a profile here (e.g. minted by Supabase itself).
-      pg_catalog.jsonb_build_object('id', caller.user_id, 'email', caller.claims ->> 'email',
-        'display_name', '', 'provider', null, 'avatar_url', null)),
+      else pg_catalog.jsonb_build_object('id', caller_id, 'email', claims ->> 'email',
+        'display_name', '', 'provider', null, 'avatar_url', null) end,
     'session', coalesce(
       (select pg_catalog.jsonb_build_object('id', s.id, 'provider', s.provider,
          'expires_at', s.access_expires_at, 'created_at', s.created_at)
        from app.sessions s
-       where s.id = caller.session_id and s.user_id = caller.user_id),
+       where s.id = named_session and s.user_id = caller_id),
       pg_catalog.jsonb_build_object(
-        'id', coalesce(caller.session_id,
-                       pg_catalog.left(pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(caller.claims::text, 'UTF8')), 'hex'), 32)::uuid),
-        'provider', coalesce(caller.claims -> 'app_metadata' ->> 'provider', (select p.provider from profile p),
-                             caller.claims ->> 'iss', 'jwt'),
-        'expires_at', pg_catalog.to_timestamp((caller.claims ->> 'exp')::double precision),
-        'created_at', pg_catalog.to_timestamp(coalesce(caller.claims ->> 'iat', caller.claims ->> 'nbf', caller.claims ->> 'exp')::double precision))))
-  end
-  from caller
+        'id', coalesce(named_session,
+                       pg_catalog.left(pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(claims::text, 'UTF8')), 'hex'), 32)::uuid),
+        'provider', coalesce(claims -> 'app_metadata' ->> 'provider', u.provider, claims ->> 'iss', 'jwt'),
+        'expires_at', pg_catalog.to_timestamp((claims ->> 'exp')::double precision),
+        'created_at', pg_catalog.to_timestamp(coalesce(claims ->> 'iat', claims ->> 'nbf', claims ->> 'exp')::double precision))))
+    into state
+  from (select 1) one
+  left join app.users u on u.id = caller_id;
+  return state;
+end
 $$;
 comment on function api.get_session() is
   'The caller''s sign-in state: {authenticated, user, session} (anonymous: false, null, null); an authenticated caller always has a session object (its row, or built from the token''s claims). No params. No errors of its own.';
