@@ -443,7 +443,17 @@ grant execute on function api.get_session() to anon, authenticated;
 -- ties), and it exists wherever PostgreSQL is built with ICU (15 and 18, Supabase included); a
 -- named collation keeps the choice in one place. Deterministic (the default), so equality,
 -- LIKE and the btree indexes below behave as with any collation.
-create collation app.alphabetical (provider = icu, locale = 'und');
+-- ICU needs a server encoding it supports (UTF8 everywhere Supabase runs; not SQL_ASCII, which
+-- initdb picks when it runs without a locale) and a build with ICU. Without them the name still
+-- exists, as byte order, so every function works and the warning says what is missing.
+do $$
+begin
+  create collation app.alphabetical (provider = icu, locale = 'und');
+exception when feature_not_supported or invalid_parameter_value or undefined_object then
+  create collation app.alphabetical from "C";
+  raise warning 'app.alphabetical falls back to byte order: % (create the database with encoding UTF8 for case-insensitive, accent-aware titles)', sqlerrm;
+end
+$$;
 comment on collation app.alphabetical is
   'Alphabetical order of titles and names (ICU root locale): case-insensitive, accent-aware; case and accents only break ties.';
 
