@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { decodeJwt, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAuthService } from '../../src/auth/auth-service.js';
-import { createSessionStore } from '../../src/auth/session-store.js';
 import { loadConfig } from '../../src/config.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { insertCatalog } from '../helpers/content.js';
@@ -107,7 +105,7 @@ describe('spec conformance (issue 23)', () => {
       update app.sessions set created_at = created_at - interval '45 seconds', last_activity_at = last_activity_at - interval '45 seconds',
         access_expires_at = access_expires_at - interval '45 seconds' where id = ${idle.sessionId}`;
 
-    const { sessions_deactivated } = await createAuthService(shortTokens.config, createSessionStore(shortTokens.db.sql)).cleanup();
+    const { sessions_deactivated } = await shortTokens.deps.cleanup();
     expect(sessions_deactivated).toBe(1);
     const rows = await shortTokens.db.sql`select id, active, end_reason from app.sessions where id in ${shortTokens.db.sql([idle.sessionId, fresh.sessionId])}`;
     expect(Object.fromEntries(rows.map((r) => [r.id, [r.active, r.end_reason]]))).toEqual({
