@@ -116,7 +116,7 @@ $$;
 
 -- ==== supabase/schemas/02-metadata.sql ====
 
--- Schemas and the metadata enumerations.
+-- Schemas, the alphabetical collation and the metadata enumerations.
 --
 --   app      tables; never exposed. Request roles reach rows only through RLS.
 --   private  security-definer helpers and the dispatcher; never exposed.
@@ -132,6 +132,27 @@ grant usage on schema api to anon, authenticated, service_role;
 -- row-level security decides which rows.
 grant usage on schema app to anon, authenticated;
 grant usage on schema private to anon, authenticated;
+
+-- The spec's "sorted alphabetically" is a reader's alphabet, not byte order: case-insensitive
+-- ("How Transformers Work" before "HTTP Fundamentals", "apis" among the A's) and accent-aware
+-- ("Éclairs" among the E's). ICU's root locale gives exactly that (case and accents only break
+-- ties), and it exists wherever PostgreSQL is built with ICU (15 and 18, Supabase included); a
+-- named collation keeps the choice in one place. Deterministic (the default), so equality,
+-- LIKE and btree indexes behave as with any collation. Every title and name ordering (content
+-- indexes, discovery, domains, graph) uses it, so it is created before the tables.
+-- ICU needs a server encoding it supports (UTF8 everywhere Supabase runs; not SQL_ASCII, which
+-- initdb picks when it runs without a locale) and a build with ICU. Without them the name still
+-- exists, as byte order, so every function works and the warning says what is missing.
+do $$
+begin
+  create collation app.alphabetical (provider = icu, locale = 'und');
+exception when feature_not_supported or invalid_parameter_value or undefined_object then
+  create collation app.alphabetical from "C";
+  raise warning 'app.alphabetical falls back to byte order: % (create the database with encoding UTF8 for case-insensitive, accent-aware titles)', sqlerrm;
+end
+$$;
+comment on collation app.alphabetical is
+  'Alphabetical order of titles and names (ICU root locale): case-insensitive, accent-aware; case and accents only break ties.';
 
 -- The metadata enumerations: the single definition of difficulty levels, journey statuses and
 -- learning verbs, referenced by foreign keys. Their rows are data: a schema diff does not carry
@@ -338,7 +359,8 @@ grant select on app.domains to anon, authenticated;
 
 create index domains_category on app.domains (snapshot_id, category_id);
 
-create index domains_name on app.domains (snapshot_id, name, id);
+-- In the order the lists use (an index serves an ORDER BY only in its own collation).
+create index domains_name on app.domains (snapshot_id, name collate app.alphabetical, id);
 
 create table app.trails (
   snapshot_id uuid not null references app.snapshots (id) on delete cascade,
@@ -363,7 +385,7 @@ grant select on app.trails to anon, authenticated;
 
 create index trails_domain on app.trails (snapshot_id, domain_id, order_index);
 
-create index trails_title on app.trails (snapshot_id, title, id);
+create index trails_title on app.trails (snapshot_id, title collate app.alphabetical, id);
 
 create table app.concepts (
   snapshot_id uuid not null references app.snapshots (id) on delete cascade,
@@ -387,7 +409,7 @@ grant select on app.concepts to anon, authenticated;
 
 create index concepts_trail on app.concepts (snapshot_id, trail_id, order_index);
 
-create index concepts_title on app.concepts (snapshot_id, title, id);
+create index concepts_title on app.concepts (snapshot_id, title collate app.alphabetical, id);
 
 create table app.sparks (
   snapshot_id uuid not null references app.snapshots (id) on delete cascade,
@@ -408,7 +430,7 @@ create policy "anyone reads sparks" on app.sparks
   using (true);
 grant select on app.sparks to anon, authenticated;
 
-create index sparks_title on app.sparks (snapshot_id, title, id);
+create index sparks_title on app.sparks (snapshot_id, title collate app.alphabetical, id);
 
 -- A spark may appear in several concepts; its position inside a concept is order_index.
 create table app.concept_sparks (
@@ -1732,14 +1754,15 @@ comment on function private.import_staged_content(text,text,text,boolean) is
 
 -- Discovery: the public catalog reads (domains, trails, concepts, sparks, /all, facets, browse).
 
--- Published domains in name order (domain lists, /all, browse, related fallback).
-create index discovery_domains_published_name on app.domains (snapshot_id, name, id) where is_published;
+-- Published domains in name order (domain lists, /all, browse, related fallback). Titles and
+-- names sort in app.alphabetical everywhere, and an index serves only its own collation.
+create index discovery_domains_published_name on app.domains (snapshot_id, name collate app.alphabetical, id) where is_published;
 
 -- Trails filtered by difficulty in title order (/discovery/trails, /discovery/all).
-create index discovery_trails_difficulty_title on app.trails (snapshot_id, difficulty_level, title, id);
+create index discovery_trails_difficulty_title on app.trails (snapshot_id, difficulty_level, title collate app.alphabetical, id);
 
 -- Sparks filtered by difficulty in title order (/discovery/sparks).
-create index discovery_sparks_difficulty_title on app.sparks (snapshot_id, difficulty, title, id);
+create index discovery_sparks_difficulty_title on app.sparks (snapshot_id, difficulty, title collate app.alphabetical, id);
 
 -- Index-only minutes lookup for the spark sums.
 create index discovery_sparks_minutes on app.sparks (snapshot_id, id) include (estimated_mins);
@@ -1906,7 +1929,7 @@ begin
       cross join lateral (
         select x.id from app.concepts x
         where x.snapshot_id = p.snapshot_id and x.trail_id = p.id
-        order by x.order_index, x.title, x.id
+        order by x.order_index, x.title collate app.alphabetical, x.id
         limit trail_items.concept_limit) c);
   end if;
   with preview_figures as materialized (
@@ -1923,11 +1946,11 @@ begin
                 select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
                          'id', c.id, 'slug', c.slug, 'title', c.title,
                          'estimated_mins', coalesce(pf.estimated_mins, 0))
-                       order by c.order_index, c.title, c.id), '[]'::jsonb)
+                       order by c.order_index, c.title collate app.alphabetical, c.id), '[]'::jsonb)
                 from (
                   select x.id, x.slug, x.title, x.order_index from app.concepts x
                   where x.snapshot_id = p.snapshot_id and x.trail_id = p.id
-                  order by x.order_index, x.title, x.id
+                  order by x.order_index, x.title collate app.alphabetical, x.id
                   limit trail_items.concept_limit
                 ) c
                 left join preview_figures pf on pf.snapshot_id = p.snapshot_id and pf.concept_id = c.id)) end
@@ -2116,12 +2139,12 @@ begin
   select pg_catalog.count(*) into total from app.domains d
   where (sid is null or d.snapshot_id = sid) and d.is_published;
 
-  select private.domain_items(pg_catalog.array_agg(page.d order by (page.d).name, (page.d).id), list_discovery_domains.trail_limit)
+  select private.domain_items(pg_catalog.array_agg(page.d order by (page.d).name collate app.alphabetical, (page.d).id), list_discovery_domains.trail_limit)
   into items
   from (
     select d from app.domains d
     where (sid is null or d.snapshot_id = sid) and d.is_published
-    order by d.name, d.id
+    order by d.name collate app.alphabetical, d.id
     limit list_discovery_domains.per_page
     offset (list_discovery_domains.page - 1)::bigint * list_discovery_domains.per_page
   ) page;
@@ -2169,14 +2192,14 @@ begin
     and (did is null or t.domain_id = did)
     and (list_discovery_trails.difficulty is null or t.difficulty_level = list_discovery_trails.difficulty);
 
-  select private.trail_items(pg_catalog.array_agg(page.t order by (page.t).title, (page.t).id), list_discovery_trails.concept_limit)
+  select private.trail_items(pg_catalog.array_agg(page.t order by (page.t).title collate app.alphabetical, (page.t).id), list_discovery_trails.concept_limit)
   into items
   from (
     select t from app.trails t
     where (sid is null or t.snapshot_id = sid)
       and (did is null or t.domain_id = did)
       and (list_discovery_trails.difficulty is null or t.difficulty_level = list_discovery_trails.difficulty)
-    order by t.title, t.id
+    order by t.title collate app.alphabetical, t.id
     limit list_discovery_trails.per_page
     offset (list_discovery_trails.page - 1)::bigint * list_discovery_trails.per_page
   ) page;
@@ -2218,12 +2241,12 @@ begin
 
   if list_discovery_concepts.trail is null then
     select pg_catalog.count(*) into total from app.concepts c where (sid is null or c.snapshot_id = sid);
-    select private.concept_items(pg_catalog.array_agg(page.c order by (page.c).title, (page.c).id), list_discovery_concepts.spark_limit)
+    select private.concept_items(pg_catalog.array_agg(page.c order by (page.c).title collate app.alphabetical, (page.c).id), list_discovery_concepts.spark_limit)
     into items
     from (
       select c from app.concepts c
       where (sid is null or c.snapshot_id = sid)
-      order by c.title, c.id
+      order by c.title collate app.alphabetical, c.id
       limit list_discovery_concepts.per_page offset skip
     ) page;
   else
@@ -2231,13 +2254,13 @@ begin
     select pg_catalog.count(*) into total from app.concepts c
     where (sid is null or c.snapshot_id = sid) and c.trail_id = tid;
     select private.concept_items(
-             pg_catalog.array_agg(page.c order by (page.c).order_index, (page.c).title, (page.c).id),
+             pg_catalog.array_agg(page.c order by (page.c).order_index, (page.c).title collate app.alphabetical, (page.c).id),
              list_discovery_concepts.spark_limit)
     into items
     from (
       select c from app.concepts c
       where (sid is null or c.snapshot_id = sid) and c.trail_id = tid
-      order by c.order_index, c.title, c.id
+      order by c.order_index, c.title collate app.alphabetical, c.id
       limit list_discovery_concepts.per_page offset skip
     ) page;
   end if;
@@ -2282,13 +2305,13 @@ begin
       and (list_discovery_sparks.difficulty is null or s.difficulty = list_discovery_sparks.difficulty);
     select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
         'id', s.id, 'slug', s.slug, 'title', s.title, 'summary', s.summary,
-        'difficulty', s.difficulty, 'estimated_mins', s.estimated_mins) order by s.title, s.id)
+        'difficulty', s.difficulty, 'estimated_mins', s.estimated_mins) order by s.title collate app.alphabetical, s.id)
     into items
     from (
       select s.* from app.sparks s
       where (sid is null or s.snapshot_id = sid)
         and (list_discovery_sparks.difficulty is null or s.difficulty = list_discovery_sparks.difficulty)
-      order by s.title, s.id
+      order by s.title collate app.alphabetical, s.id
       limit list_discovery_sparks.per_page offset skip
     ) s;
   else
@@ -2300,7 +2323,7 @@ begin
       and (list_discovery_sparks.difficulty is null or s.difficulty = list_discovery_sparks.difficulty);
     select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
         'id', x.id, 'slug', x.slug, 'title', x.title, 'summary', x.summary,
-        'difficulty', x.difficulty, 'estimated_mins', x.estimated_mins) order by x.order_index, x.title, x.id)
+        'difficulty', x.difficulty, 'estimated_mins', x.estimated_mins) order by x.order_index, x.title collate app.alphabetical, x.id)
     into items
     from (
       select s.*, cs.order_index
@@ -2308,7 +2331,7 @@ begin
       join app.sparks s on s.snapshot_id = cs.snapshot_id and s.id = cs.spark_id
       where (sid is null or cs.snapshot_id = sid) and cs.concept_id = cid
         and (list_discovery_sparks.difficulty is null or s.difficulty = list_discovery_sparks.difficulty)
-      order by cs.order_index, s.title, s.id
+      order by cs.order_index, s.title collate app.alphabetical, s.id
       limit list_discovery_sparks.per_page offset skip
     ) x;
   end if;
@@ -2413,11 +2436,11 @@ begin
   sid := private.resolve_snapshot_id(list_domains.snapshot_id);
   select pg_catalog.count(*) into total from app.domains d
   where (sid is null or d.snapshot_id = sid) and d.is_published;
-  select pg_catalog.jsonb_agg(private.domain_summary(d) order by d.name, d.id) into items
+  select pg_catalog.jsonb_agg(private.domain_summary(d) order by d.name collate app.alphabetical, d.id) into items
   from (
     select d.* from app.domains d
     where (sid is null or d.snapshot_id = sid) and d.is_published
-    order by d.name, d.id
+    order by d.name collate app.alphabetical, d.id
     limit list_domains.per_page offset (list_domains.page - 1)::bigint * list_domains.per_page
   ) d;
   return pg_catalog.jsonb_build_object(
@@ -2482,11 +2505,11 @@ begin
     where r.snapshot_id = d.snapshot_id and r.category_id = d.category_id and r.id <> d.id and r.is_published;
   end if;
   if total > 0 then
-    select pg_catalog.jsonb_agg(private.domain_summary(r) order by r.name, r.id) into items
+    select pg_catalog.jsonb_agg(private.domain_summary(r) order by r.name collate app.alphabetical, r.id) into items
     from (
       select r.* from app.domains r
       where r.snapshot_id = d.snapshot_id and r.category_id = d.category_id and r.id <> d.id and r.is_published
-      order by r.name, r.id
+      order by r.name collate app.alphabetical, r.id
       limit list_related_domains.related_limit
     ) r;
   else
@@ -2569,7 +2592,7 @@ begin
       cross join lateral (
         select x.id from app.trails x
         where x.snapshot_id = p.snapshot_id and x.domain_id = p.id
-        order by x.order_index, x.title, x.id
+        order by x.order_index, x.title collate app.alphabetical, x.id
         limit domain_items.trail_limit) t);
   end if;
   with figures as materialized (
@@ -2589,11 +2612,11 @@ begin
                 select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
                          'id', t.id, 'slug', t.slug, 'title', t.title,
                          'estimated_mins', coalesce(pf.estimated_mins, 0))
-                       order by t.order_index, t.title, t.id), '[]'::jsonb)
+                       order by t.order_index, t.title collate app.alphabetical, t.id), '[]'::jsonb)
                 from (
                   select x.id, x.slug, x.title, x.order_index from app.trails x
                   where x.snapshot_id = p.snapshot_id and x.domain_id = p.id
-                  order by x.order_index, x.title, x.id
+                  order by x.order_index, x.title collate app.alphabetical, x.id
                   limit domain_items.trail_limit
                 ) t
                 left join preview_figures pf on pf.snapshot_id = p.snapshot_id and pf.trail_id = t.id)) end
@@ -2654,12 +2677,12 @@ begin
   page_ids := array(
     select t.id from app.trails t
     where t.snapshot_id = d.snapshot_id and t.domain_id = d.id
-    order by t.order_index, t.title, t.id
+    order by t.order_index, t.title collate app.alphabetical, t.id
     limit get_domain_trails.trail_limit
     offset (get_domain_trails.page - 1)::bigint * get_domain_trails.trail_limit);
   select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
       'id', t.id, 'title', t.title, 'slug', t.slug, 'estimated_mins', coalesce(f.estimated_mins, 0))
-    order by t.order_index, t.title, t.id)
+    order by t.order_index, t.title collate app.alphabetical, t.id)
   into items
   from app.trails t
   left join private.trail_figures(array[d.snapshot_id], page_ids) f on f.trail_id = t.id
@@ -2781,21 +2804,21 @@ begin
   if through_page[1] > before_page[1] then
     select (select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('type', 'DOMAIN') || i order by n)
             from pg_catalog.jsonb_array_elements(
-              private.domain_items(pg_catalog.array_agg(page.d order by (page.d).name, (page.d).id), null)) with ordinality as e(i, n))
+              private.domain_items(pg_catalog.array_agg(page.d order by (page.d).name collate app.alphabetical, (page.d).id), null)) with ordinality as e(i, n))
     into domain_part
     from (
       select d from app.domains d
       where (sid is null or d.snapshot_id = sid) and d.is_published
         and (did is null or d.id = did)
         and (pattern is null or d.name ilike pattern)
-      order by d.name, d.id
+      order by d.name collate app.alphabetical, d.id
       limit through_page[1] - before_page[1] offset before_page[1]
     ) page;
   end if;
   if through_page[2] > before_page[2] then
     select (select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('type', 'TRAIL') || i order by n)
             from pg_catalog.jsonb_array_elements(
-              private.trail_items(pg_catalog.array_agg(page.t order by (page.t).title, (page.t).id), nested))
+              private.trail_items(pg_catalog.array_agg(page.t order by (page.t).title collate app.alphabetical, (page.t).id), nested))
               with ordinality as e(i, n))
     into trail_part
     from (
@@ -2804,14 +2827,14 @@ begin
         and (did is null or t.domain_id = did)
         and (list_discovery_items.difficulty is null or t.difficulty_level = list_discovery_items.difficulty)
         and (pattern is null or t.title ilike pattern)
-      order by t.title, t.id
+      order by t.title collate app.alphabetical, t.id
       limit through_page[2] - before_page[2] offset before_page[2]
     ) page;
   end if;
   if through_page[3] > before_page[3] then
     select (select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('type', 'CONCEPT') || i order by n)
             from pg_catalog.jsonb_array_elements(
-              private.concept_items(pg_catalog.array_agg(page.c order by (page.c).title, (page.c).id), nested))
+              private.concept_items(pg_catalog.array_agg(page.c order by (page.c).title collate app.alphabetical, (page.c).id), nested))
               with ordinality as e(i, n))
     into concept_part
     from (
@@ -2821,7 +2844,7 @@ begin
         and (did is null or exists (select 1 from app.trails t
                                     where t.snapshot_id = c.snapshot_id and t.id = c.trail_id and t.domain_id = did))
         and (pattern is null or c.title ilike pattern)
-      order by c.title, c.id
+      order by c.title collate app.alphabetical, c.id
       limit through_page[3] - before_page[3] offset before_page[3]
     ) page;
   end if;
@@ -2914,11 +2937,11 @@ begin
   )
   select pg_catalog.jsonb_build_object(
     'domains', (select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
-                  'slug', d.slug, 'name', d.name, 'count', pd.n) order by d.name, d.slug), '[]'::jsonb)
+                  'slug', d.slug, 'name', d.name, 'count', pd.n) order by d.name collate app.alphabetical, d.slug), '[]'::jsonb)
                 from per_domain pd join app.domains d on d.snapshot_id = pd.snapshot_id and d.id = pd.domain_id
                 where d.is_published),
     'tracks', (select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
-                  'slug', t.slug, 'name', t.title, 'count', pt.n) order by t.title, t.slug), '[]'::jsonb)
+                  'slug', t.slug, 'name', t.title, 'count', pt.n) order by t.title collate app.alphabetical, t.slug), '[]'::jsonb)
                from per_trail pt join app.trails t on t.snapshot_id = pt.snapshot_id and t.id = pt.trail_id),
     'difficulties', (select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
                         'level', l.value,
@@ -2981,7 +3004,7 @@ begin
       select 1 from app.trails t where t.snapshot_id = d.snapshot_id and t.domain_id = d.id
         and t.difficulty_level = browse_catalog.difficulty));
 
-  select pg_catalog.array_agg(page.d order by (page.d).name, (page.d).id) into page_domains
+  select pg_catalog.array_agg(page.d order by (page.d).name collate app.alphabetical, (page.d).id) into page_domains
   from (
     select d from app.domains d
     where (sid is null or d.snapshot_id = sid) and d.is_published
@@ -2989,7 +3012,7 @@ begin
       and (browse_catalog.difficulty is null or exists (
         select 1 from app.trails t where t.snapshot_id = d.snapshot_id and t.domain_id = d.id
           and t.difficulty_level = browse_catalog.difficulty))
-    order by d.name, d.id
+    order by d.name collate app.alphabetical, d.id
     limit browse_catalog.per_page
     offset (browse_catalog.page - 1)::bigint * browse_catalog.per_page
   ) page;
@@ -3000,14 +3023,14 @@ begin
       select x from app.trails x
       where x.snapshot_id = p.snapshot_id and x.domain_id = p.id
         and (browse_catalog.difficulty is null or x.difficulty_level = browse_catalog.difficulty)
-      order by x.order_index, x.title, x.id
+      order by x.order_index, x.title collate app.alphabetical, x.id
       limit browse_catalog.trail_limit) t);
   page_concepts := array(
     select c.x from pg_catalog.unnest(page_trails) p
     cross join lateral (
       select x from app.concepts x
       where x.snapshot_id = p.snapshot_id and x.trail_id = p.id
-      order by x.order_index, x.title, x.id
+      order by x.order_index, x.title collate app.alphabetical, x.id
       limit browse_catalog.concept_limit) c);
 
   -- The three item lists come back in the order of their arrays; ordinality ties them together.
@@ -4058,7 +4081,7 @@ begin
   ),
   page_rows as (
     select d.*, pg_catalog.row_number() over (
-             order by pg_catalog.lower(d.source_title), pg_catalog.lower(d.target_title), d.type,
+             order by pg_catalog.lower(d.source_title) collate app.alphabetical, pg_catalog.lower(d.target_title) collate app.alphabetical, d.type,
                       d.source_id, d.target_id, d.snapshot_id) as position
     from described d
     order by position
@@ -4586,7 +4609,7 @@ begin
      where (e.source_id in (select r.id from reached r)) is true),
     '], "nodes": [',
     (select pg_catalog.string_agg(pg_catalog.concat(n.node_head, n.depth, n.node_tail), ', '
-              order by n.depth, n.sort_title, n.spark_id)
+              order by n.depth, n.sort_title collate app.alphabetical, n.spark_id)
      from nodes n),
     '], "root_id": "', root.id, '", "direction": ', pg_catalog.to_json(get_spark_graph.direction),
     ', "max_depth": ', get_spark_graph.max_depth, '}'
@@ -4721,7 +4744,7 @@ begin
   -- rounds are all or none, is left out as before).
   select pg_catalog.concat(
     '{"path": [',
-    pg_catalog.string_agg(c.step, ', ' order by c.round, c.title, c.id),
+    pg_catalog.string_agg(c.step, ', ' order by c.round, c.title collate app.alphabetical, c.id),
     '], "target_id": "', root.id,
     '", "total_mins": ', coalesce(pg_catalog.sum(c.minutes), 0),
     ', "skipped_count": ', pg_catalog.cardinality(mastered), '}'
@@ -5637,9 +5660,16 @@ create table app.refresh_tokens (
   parent_id uuid references app.refresh_tokens (id) on delete cascade,
   created_at timestamp with time zone default now() not null,
   rotated_at timestamp with time zone,
-  revoked_at timestamp with time zone
+  revoked_at timestamp with time zone,
+  -- The successor token set (new refresh token, access token, expiry) of a rotated token,
+  -- AES-256-GCM sealed by the API with a key derived (HKDF) from the raw old refresh token, which
+  -- the database never sees (it holds only its SHA-256). Readable only by whoever presents that
+  -- token again; cleared when the grace window can no longer apply (cleanup) or on revocation.
+  successor_sealed text check (successor_sealed is null or pg_catalog.length(successor_sealed) <= 8192)
 );
 comment on table app.refresh_tokens is 'Refresh tokens (SHA-256 hashes) with their rotation chain.';
+comment on column app.refresh_tokens.successor_sealed is
+  'The successor token set of a rotated token, sealed with a key derived from the raw token (never stored); replayed to a retry inside the grace window.';
 alter table app.refresh_tokens enable row level security;
 
 create index refresh_tokens_session_idx on app.refresh_tokens (session_id);
@@ -5677,6 +5707,24 @@ comment on table app.outbox_events is
 alter table app.outbox_events enable row level security;
 
 create index outbox_events_unpublished_idx on app.outbox_events (id) where (published_at is null);
+
+-- A token this service accepts but whose session is not ours to end (another issuer sharing
+-- the JWT secret, e.g. Supabase Auth; a token without session_id) is signed out by recording
+-- it until it expires. It is identified by the SHA-256 of its claims as canonical jsonb text:
+-- the database never sees the raw token, and the claims (with jti, iat, exp) name it.
+-- private.check_request refuses a recorded token; the cleanup routine forgets it after exp.
+create table app.revoked_access_tokens (
+  claims_digest text primary key check (claims_digest ~ '^[0-9a-f]{64}$'),
+  user_id uuid not null,
+  expires_at timestamptz not null,
+  revoked_at timestamptz not null default pg_catalog.now()
+);
+comment on table app.revoked_access_tokens is
+  'Signed-out access tokens that have no session row here, by the SHA-256 of their claims, kept until they expire.';
+-- No policy and no grant: only the private functions read or write it.
+alter table app.revoked_access_tokens enable row level security;
+
+create index revoked_access_tokens_expiry_idx on app.revoked_access_tokens (expires_at);
 
 create or replace function private.user_json(u app.users)
 returns jsonb
@@ -5828,12 +5876,17 @@ as $$
 $$;
 comment on function private.record_access_token(uuid,text) is 'Stores the SHA-256 of the newest access token of a session.';
 
--- Rotates a refresh token. Returns {status:'ok', claims, session_id, access_expires_at} or
--- {status:'invalid'|'expired'|'revoked'}; failures are returned, not raised, so a revocation
--- caused by reuse commits together with the answer.
---   unused token          → rotated: marked used, a child token issued
---   used, inside grace    → a concurrent refresh (another tab): a sibling child is issued
+-- Rotates a refresh token. Returns {status:'ok', claims, session_id, access_expires_at},
+-- {status:'replay', session_id, sealed} or {status:'invalid'|'expired'|'revoked'[, reason]};
+-- failures are returned, not raised, so a revocation caused by reuse commits with the answer.
+--   unused token          → rotated: marked used, one child token issued (the successor); the
+--                           API seals the successor set into the token (seal_refresh_successor)
+--                           in the same transaction
+--   used, inside grace    → a retry or another tab: the same successor set, sealed ('replay');
+--                           no second branch is ever minted
 --   used, after grace     → reuse attack: the session and all its tokens are revoked
+-- Concurrent refreshes of one session queue on the session row, so a retry always sees the
+-- first rotation committed with its sealed successor.
 create or replace function private.refresh_session(refresh_hash text, new_refresh_hash text, grace_seconds integer, access_ttl_seconds integer)
 returns jsonb
 language plpgsql
@@ -5862,21 +5915,26 @@ begin
     set active = false, ended_at = pg_catalog.now(),
         end_reason = case when sess.expires_at <= pg_catalog.now() then 'expired' else 'idle' end
     where id = sess.id;
-    update app.refresh_tokens set revoked_at = pg_catalog.now() where session_id = sess.id and revoked_at is null;
+    update app.refresh_tokens set revoked_at = pg_catalog.now(), successor_sealed = null
+    where session_id = sess.id and revoked_at is null;
     return '{"status":"expired"}'::jsonb;
   end if;
 
-  if token.rotated_at is not null
-     and token.rotated_at + pg_catalog.make_interval(secs => refresh_session.grace_seconds) < pg_catalog.now() then
+  if token.rotated_at is not null then
+    -- Inside the grace window a retry gets the successor it already has; after it (or without
+    -- a sealed successor to give) a used token is a reuse: the whole family goes.
+    if token.rotated_at + pg_catalog.make_interval(secs => refresh_session.grace_seconds) >= pg_catalog.now()
+       and token.successor_sealed is not null then
+      return pg_catalog.jsonb_build_object('status', 'replay', 'session_id', sess.id, 'sealed', token.successor_sealed);
+    end if;
     update app.sessions set active = false, ended_at = pg_catalog.now(), end_reason = 'refresh_token_reuse'
     where id = sess.id;
-    update app.refresh_tokens set revoked_at = pg_catalog.now() where session_id = sess.id and revoked_at is null;
+    update app.refresh_tokens set revoked_at = pg_catalog.now(), successor_sealed = null
+    where session_id = sess.id and revoked_at is null;
     return '{"status":"revoked","reason":"refresh_token_reuse"}'::jsonb;
   end if;
 
-  if token.rotated_at is null then
-    update app.refresh_tokens set rotated_at = pg_catalog.now() where id = token.id;
-  end if;
+  update app.refresh_tokens set rotated_at = pg_catalog.now() where id = token.id;
   insert into app.refresh_tokens (session_id, token_hash, parent_id)
   values (sess.id, refresh_session.new_refresh_hash, token.id);
 
@@ -5895,7 +5953,21 @@ begin
 end
 $$;
 comment on function private.refresh_session(text,text,integer,integer) is
-  'Rotates a refresh token (grace window for concurrent use; reuse after it revokes the session). Returns {status,...}.';
+  'Rotates a refresh token: one successor per token; a retry inside the grace window gets that successor back sealed (status replay); reuse after it revokes the session. Returns {status,...}.';
+
+-- Stores the sealed successor token set of the token just rotated (same transaction as
+-- refresh_session, which holds the session row, so no retry can miss it).
+create or replace function private.seal_refresh_successor(refresh_hash text, sealed text)
+returns void
+language sql
+security definer
+set search_path = ''
+as $$
+  update app.refresh_tokens t set successor_sealed = seal_refresh_successor.sealed
+  where t.token_hash = seal_refresh_successor.refresh_hash and t.rotated_at is not null and t.revoked_at is null
+$$;
+comment on function private.seal_refresh_successor(text,text) is
+  'Stores the sealed successor token set of a just-rotated refresh token (by its SHA-256), for retries inside the grace window.';
 
 -- Ends a session at logout. 28000 when the session is unknown, not the caller's, or already ended.
 create or replace function private.end_session(session_id uuid, user_id uuid)
@@ -5922,13 +5994,101 @@ $$;
 comment on function private.end_session(uuid,uuid) is
   'Logout: deactivates the session, revokes its refresh tokens, writes identity.user_logged_out.';
 
+-- The digest that names a token: SHA-256 (hex) of its claims as canonical jsonb text, so the
+-- API's claims text and PostgREST's give the same digest for the same token.
+create or replace function private.access_token_digest(claims jsonb)
+returns text
+language sql
+immutable
+set search_path = ''
+as $$
+  select pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(access_token_digest.claims::text, 'UTF8')), 'hex')
+$$;
+comment on function private.access_token_digest(jsonb) is
+  'SHA-256 (hex) of a token''s claims as canonical jsonb text: how a signed-out token without a session is recorded.';
+-- api.get_session (security invoker) names a session-less token's session by it too.
+grant execute on function private.access_token_digest(jsonb) to authenticated;
+
+-- Whether a token without a session row here was signed out (and has not expired yet).
+create or replace function private.access_token_signed_out(claims jsonb)
+returns boolean
+language sql
+stable
+security definer
+set search_path = ''
+as $$
+  select exists (
+    select 1 from app.revoked_access_tokens r
+    where r.claims_digest = private.access_token_digest(access_token_signed_out.claims)
+      and r.expires_at > pg_catalog.now())
+$$;
+comment on function private.access_token_signed_out(jsonb) is
+  'True when a token (by its claims) without a session row here was signed out and has not expired.';
+
+-- private.sign_out
+-- Purpose: POST /auth/logout for any token the service accepts (claims already verified).
+--          A token naming a session of ours ends that session (as private.end_session: its
+--          refresh tokens revoked, identity.user_logged_out written). Any other token is
+--          recorded in app.revoked_access_tokens until its exp, and the same event written.
+-- Params:  claims (the verified JWT payload).
+-- Returns: {success:true, message}.
+-- Errors:  28000 when the session is not the caller's or already ended, or the token was
+--          already signed out; 22023 for claims without a uuid sub or a numeric exp.
+create or replace function private.sign_out(claims jsonb)
+returns jsonb
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  uuid_pattern constant text := '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+  claimed_user uuid;
+  named_session uuid;
+begin
+  if not coalesce(sign_out.claims ->> 'sub' ~ uuid_pattern, false)
+     or pg_catalog.jsonb_typeof(sign_out.claims -> 'exp') is distinct from 'number' then
+    raise exception using errcode = '22023', message = 'The token names no user or has no expiry';
+  end if;
+  -- The session check of every request, on these claims (transaction-local, as the dispatcher
+  -- sets them): a token it refuses (ended, unknown to our issuer, signed out) has nothing left
+  -- to sign out (28000).
+  perform pg_catalog.set_config('request.jwt.claims', sign_out.claims::text, true);
+  perform private.check_request();
+  claimed_user := (sign_out.claims ->> 'sub')::uuid;
+  if coalesce(sign_out.claims ->> 'session_id' ~ uuid_pattern, false) then
+    named_session := (sign_out.claims ->> 'session_id')::uuid;
+  end if;
+
+  if named_session is not null and exists (select 1 from app.sessions s where s.id = named_session) then
+    return private.end_session(named_session, claimed_user);
+  end if;
+
+  insert into app.revoked_access_tokens (claims_digest, user_id, expires_at)
+  values (private.access_token_digest(sign_out.claims), claimed_user,
+          pg_catalog.to_timestamp((sign_out.claims ->> 'exp')::double precision))
+  on conflict (claims_digest) do nothing;
+  if not found then
+    raise exception using errcode = '28000', message = 'Session is no longer active';
+  end if;
+  insert into app.outbox_events (event_type, aggregate_id, payload)
+  values ('identity.user_logged_out', claimed_user,
+          pg_catalog.jsonb_build_object('user_id', claimed_user, 'session_id', named_session,
+            'occurred_at', pg_catalog.now()));
+  return pg_catalog.jsonb_build_object('success', true, 'message', 'Signed out');
+end
+$$;
+comment on function private.sign_out(jsonb) is
+  'Logout for any accepted token: ends its session here, or records the session-less token (claims digest) until it expires; writes identity.user_logged_out. 28000 when already signed out.';
+
 -- The cleanup routine (server interval, or pg_cron: `select private.cleanup_sessions()`).
--- Reading of the spec's "active → inactive on access token expiry handled by the cleanup
--- routine": a session whose access token has expired is deactivated once it can no longer be
--- renewed, i.e. its absolute lifetime is over or it has been idle (no refresh) for longer
--- than its inactivity limit. A session whose access token merely expired while it is still
--- refreshable stays active, otherwise refresh would race the cleanup. Also deletes OAuth
--- attempts that expired more than a day ago.
+-- The spec's state table: "active → inactive on access token expiry, handled by the cleanup
+-- routine". A session whose access token has expired is deactivated once it can no longer be
+-- refreshed: its idle limit (seconds without a refresh) or its absolute lifetime is over. The
+-- API's default idle limit is the access-token lifetime plus a 10 s clock skew
+-- (SESSION_IDLE_TIMEOUT_S), so by default an access token that expires without a refresh ends
+-- its session, as the table says; deployments may configure a longer idle limit. Also clears
+-- sealed refresh successors past any grace window (at most 300 s), forgets signed-out tokens
+-- that have expired, and deletes OAuth attempts that expired more than a day ago.
 create or replace function private.cleanup_sessions()
 returns jsonb
 language plpgsql
@@ -5950,9 +6110,14 @@ begin
     returning s.id)
   select pg_catalog.count(*) into deactivated from ended;
 
-  update app.refresh_tokens t set revoked_at = pg_catalog.now()
+  update app.refresh_tokens t set revoked_at = pg_catalog.now(), successor_sealed = null
   where t.revoked_at is null
     and exists (select 1 from app.sessions s where s.id = t.session_id and not s.active);
+
+  update app.refresh_tokens t set successor_sealed = null
+  where t.successor_sealed is not null and t.rotated_at < pg_catalog.now() - interval '300 seconds';
+
+  delete from app.revoked_access_tokens r where r.expires_at <= pg_catalog.now();
 
   delete from app.oauth_attempts a where a.expires_at < pg_catalog.now() - interval '1 day';
   get diagnostics attempts = row_count;
@@ -5961,7 +6126,7 @@ begin
 end
 $$;
 comment on function private.cleanup_sessions() is
-  'Deactivates sessions whose access token expired and that can no longer be refreshed (absolute or idle limit), revokes their refresh tokens, purges old OAuth attempts.';
+  'Deactivates sessions whose access token expired and that can no longer be refreshed (idle limit, by default the token lifetime + 10 s, or absolute limit), revokes their refresh tokens, clears stale sealed successors and expired sign-outs, purges old OAuth attempts.';
 
 -- Development only (the token CLI refuses NODE_ENV=production): sets role and plan.
 create or replace function private.set_user_access(user_id uuid, user_role text, subscription_plan text)
@@ -5982,37 +6147,65 @@ comment on function private.set_user_access(uuid,text,text) is 'Sets a user''s r
 -- Purpose: the caller's sign-in state for GET /auth/session.
 -- Params:  none (reads the JWT claims).
 -- Returns: {authenticated:true, user:{id,email,display_name,provider,avatar_url},
---           session:{id,provider,expires_at,created_at}|null}, or the anonymous shape
---           {authenticated:false, user:null, session:null}. The dispatcher has already
---           refused a session-bound token whose session is not live (28000).
--- Errors:  none of its own.
+--           session:{id,provider,expires_at,created_at}}, or the anonymous shape
+--           {authenticated:false, user:null, session:null}. The session is the row the token
+--           names; for a token without a session row here (another issuer's, or none named) it
+--           is built from the claims: id = session_id (else a uuid from the claims digest),
+--           provider = app_metadata.provider (else the profile's, else the issuer),
+--           expires_at = exp, created_at = iat (else nbf, else exp); the development bypass
+--           has no token, so its expires_at and created_at are null. The dispatcher has already
+--           refused a token whose session is not live or that was signed out (28000).
+-- Errors:  none of its own. (plpgsql, so an anonymous caller returns before any table it may
+--          not read is planned.)
 -- ---------------------------------------------------------------------------------------------
 create or replace function api.get_session()
 returns jsonb
-language sql
+language plpgsql
 stable
+security invoker
 set search_path = ''
 as $$
-  select case when (select auth.uid()) is null then
-    '{"authenticated":false,"user":null,"session":null}'::jsonb
-  else pg_catalog.jsonb_build_object(
+declare
+  caller_id uuid := (select auth.uid());
+  claims jsonb := (select auth.jwt());
+  named_session uuid;
+  state jsonb;
+begin
+  -- Before any table is touched: anon holds no privilege on the profile and session tables.
+  if caller_id is null then
+    return '{"authenticated":false,"user":null,"session":null}'::jsonb;
+  end if;
+  if claims ->> 'session_id' ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' then
+    named_session := (claims ->> 'session_id')::uuid;
+  end if;
+
+  select pg_catalog.jsonb_build_object(
     'authenticated', true,
-    'user', coalesce(
-      (select pg_catalog.jsonb_build_object('id', u.id, 'email', u.email, 'display_name', u.display_name,
-                'provider', u.provider, 'avatar_url', u.avatar_url)
-       from app.users u where u.id = (select auth.uid())),
+    'user', case
+      when u.id is not null then
+        pg_catalog.jsonb_build_object('id', u.id, 'email', u.email, 'display_name', u.display_name,
+          'provider', u.provider, 'avatar_url', u.avatar_url)
       -- A valid token of a user without a profile here (e.g. minted by Supabase itself).
-      pg_catalog.jsonb_build_object('id', (select auth.uid()), 'email', (select auth.jwt()) ->> 'email',
-        'display_name', '', 'provider', null, 'avatar_url', null)),
-    'session', (
-      select pg_catalog.jsonb_build_object('id', s.id, 'provider', s.provider,
-        'expires_at', s.access_expires_at, 'created_at', s.created_at)
-      from app.sessions s
-      where s.id = ((select auth.jwt()) ->> 'session_id')::uuid and s.user_id = (select auth.uid())))
-  end
+      else pg_catalog.jsonb_build_object('id', caller_id, 'email', claims ->> 'email',
+        'display_name', '', 'provider', null, 'avatar_url', null) end,
+    'session', coalesce(
+      (select pg_catalog.jsonb_build_object('id', s.id, 'provider', s.provider,
+         'expires_at', s.access_expires_at, 'created_at', s.created_at)
+       from app.sessions s
+       where s.id = named_session and s.user_id = caller_id),
+      pg_catalog.jsonb_build_object(
+        'id', coalesce(named_session, pg_catalog.left(private.access_token_digest(claims), 32)::uuid),
+        'provider', coalesce(claims -> 'app_metadata' ->> 'provider', u.provider, claims ->> 'iss', 'jwt'),
+        'expires_at', pg_catalog.to_timestamp((claims ->> 'exp')::double precision),
+        'created_at', pg_catalog.to_timestamp(coalesce(claims ->> 'iat', claims ->> 'nbf', claims ->> 'exp')::double precision))))
+    into state
+  from (select 1) one
+  left join app.users u on u.id = caller_id;
+  return state;
+end
 $$;
 comment on function api.get_session() is
-  'The caller''s sign-in state: {authenticated, user, session} (anonymous: false, null, null). No params. No errors of its own.';
+  'The caller''s sign-in state: {authenticated, user, session} (anonymous: false, null, null); an authenticated caller always has a session object (its row, or built from the token''s claims). No params. No errors of its own.';
 grant execute on function api.get_session() to anon, authenticated;
 
 -- Shared rate-limit counters for several API instances (RATE_LIMIT_STORE=postgres).
@@ -6102,9 +6295,12 @@ comment on function private.purge_rate_limits() is 'Deletes rate-limit windows o
 -- A token whose `session_id` names a session in app.sessions (sessions are never deleted) must
 -- belong to `sub` and be live; a token of this API's own issuer (the connection setting
 -- `sparkpath.token_issuer`, default `sparkpath`) must name such a session. Another issuer's token
--- sharing the JWT secret (Supabase Auth carries its own `session_id`) is not ours to judge.
+-- sharing the JWT secret (Supabase Auth carries its own `session_id`) is not ours to judge, and
+-- a token that names no session binds nothing, unless such a token was signed out here
+-- (POST /auth/logout records it in app.revoked_access_tokens until it expires).
 -- Errors: 28000 when the token names a session that is ended, expired, idle or another user's,
---         or, for this API's own tokens, a session that does not exist.
+--         or, for this API's own tokens, a session that does not exist; or when a token
+--         without a session of ours was signed out.
 create or replace function private.check_request()
 returns void
 language plpgsql
@@ -6117,18 +6313,25 @@ declare
   uuid_pattern constant text := '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
   named_session app.sessions%rowtype;
 begin
-  -- A token that names no session (anonymous, service, a plain HS256 token) binds nothing.
-  if claims is null or not (claims ? 'session_id') then
+  if claims is null then
     return;
+  end if;
+  -- A token that names no session (a plain HS256 token, the identity service's) binds nothing,
+  -- unless it was signed out.
+  if not (claims ? 'session_id') then
+    if not private.access_token_signed_out(claims) then
+      return;
+    end if;
+    raise exception using errcode = '28000', message = 'Session is no longer active; sign in again';
   end if;
   -- Checked by pattern rather than by a failing cast: an exception block would cost a
   -- subtransaction on every request. A malformed (or null) session id or subject is nobody's.
   if coalesce(claims ->> 'session_id' ~ uuid_pattern and claims ->> 'sub' ~ uuid_pattern, false) then
     select s.* into named_session from app.sessions s where s.id = (claims ->> 'session_id')::uuid;
     if not found then
-      -- Another issuer's session (e.g. Supabase Auth) is not ours to judge; our own issuer's
-      -- tokens must name a session of ours.
-      if claims ->> 'iss' is distinct from own_issuer then
+      -- Another issuer's session (e.g. Supabase Auth) is not ours to judge unless its token was
+      -- signed out here; our own issuer's tokens must name a session of ours.
+      if claims ->> 'iss' is distinct from own_issuer and not private.access_token_signed_out(claims) then
         return;
       end if;
     elsif named_session.active
@@ -6143,7 +6346,7 @@ begin
 end
 $$;
 comment on function private.check_request() is
-  'Refuses (28000) a request whose token names a session that is ended, expired, idle or another user''s, or (for this API''s own issuer) no session of ours. Called by private.dispatch; PostgREST''s db-pre-request hook.';
+  'Refuses (28000) a request whose token names a session that is ended, expired, idle or another user''s, or (for this API''s own issuer) no session of ours, or a session-less token that was signed out. Called by private.dispatch; PostgREST''s db-pre-request hook.';
 grant execute on function private.check_request() to anon, authenticated;
 
 -- The dispatchers: PostgREST's per-request contract in one statement.

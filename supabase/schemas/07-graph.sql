@@ -104,7 +104,7 @@ begin
   ),
   page_rows as (
     select d.*, pg_catalog.row_number() over (
-             order by pg_catalog.lower(d.source_title), pg_catalog.lower(d.target_title), d.type,
+             order by pg_catalog.lower(d.source_title) collate app.alphabetical, pg_catalog.lower(d.target_title) collate app.alphabetical, d.type,
                       d.source_id, d.target_id, d.snapshot_id) as position
     from described d
     order by position
@@ -632,7 +632,7 @@ begin
      where (e.source_id in (select r.id from reached r)) is true),
     '], "nodes": [',
     (select pg_catalog.string_agg(pg_catalog.concat(n.node_head, n.depth, n.node_tail), ', '
-              order by n.depth, n.sort_title, n.spark_id)
+              order by n.depth, n.sort_title collate app.alphabetical, n.spark_id)
      from nodes n),
     '], "root_id": "', root.id, '", "direction": ', pg_catalog.to_json(get_spark_graph.direction),
     ', "max_depth": ', get_spark_graph.max_depth, '}'
@@ -767,7 +767,7 @@ begin
   -- rounds are all or none, is left out as before).
   select pg_catalog.concat(
     '{"path": [',
-    pg_catalog.string_agg(c.step, ', ' order by c.round, c.title, c.id),
+    pg_catalog.string_agg(c.step, ', ' order by c.round, c.title collate app.alphabetical, c.id),
     '], "target_id": "', root.id,
     '", "total_mins": ', coalesce(pg_catalog.sum(c.minutes), 0),
     ', "skipped_count": ', pg_catalog.cardinality(mastered), '}'
