@@ -443,16 +443,19 @@ declare
   uuid_pattern constant text := '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
   claimed_user uuid;
   named_session uuid;
+  outer_claims text;
 begin
   if not coalesce(sign_out.claims ->> 'sub' ~ uuid_pattern, false)
      or pg_catalog.jsonb_typeof(sign_out.claims -> 'exp') is distinct from 'number' then
     raise exception using errcode = '22023', message = 'The token names no user or has no expiry';
   end if;
-  -- The session check of every request, on these claims (transaction-local, as the dispatcher
-  -- sets them): a token it refuses (ended, unknown to our issuer, signed out) has nothing left
-  -- to sign out (28000).
+  -- The session check of every request, on these claims (set as the dispatcher sets them, then
+  -- put back): a token it refuses (ended, unknown to our issuer, signed out) has nothing left to
+  -- sign out (28000).
+  outer_claims := pg_catalog.current_setting('request.jwt.claims', true);
   perform pg_catalog.set_config('request.jwt.claims', sign_out.claims::text, true);
   perform private.check_request();
+  perform pg_catalog.set_config('request.jwt.claims', coalesce(outer_claims, ''), true);
   claimed_user := (sign_out.claims ->> 'sub')::uuid;
   if coalesce(sign_out.claims ->> 'session_id' ~ uuid_pattern, false) then
     named_session := (sign_out.claims ->> 'session_id')::uuid;

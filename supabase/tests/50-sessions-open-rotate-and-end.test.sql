@@ -1,6 +1,7 @@
 -- Sessions from sign-in to end: sign-in resolves identities and opens a session, refresh tokens
--- rotate (a retry inside the grace window gets the same successor, a reuse after it revokes the session), the dispatcher refuses tokens of
--- ended sessions, and logout and cleanup end sessions with their reason.
+-- rotate (a retry inside the grace window gets the same successor, a reuse after it revokes the
+-- session), the dispatcher refuses tokens of ended sessions, and logout and cleanup end sessions
+-- with their reason.
 begin;
 select plan(25);
 
