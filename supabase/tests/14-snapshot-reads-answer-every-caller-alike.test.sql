@@ -14,17 +14,31 @@ select private.import_content_bundle('{
   "sparks": [{"slug": "select-star", "title": "SELECT *", "difficulty": "beginner", "estimated_mins": 5}]
 }'::jsonb, 'Shared', 'v5', '', promote => true);
 
--- acting as anon, as the learner and as the admin, each through the dispatcher
+-- acting as anon, as the learner and as the admin, each through the dispatcher. A dispatch sets
+-- the request role until the transaction ends (one request per transaction, as in the API), so
+-- the role is reset after each one.
 create temporary table answers (caller text, call text, body text);
-insert into answers
-select caller, call, private.dispatch(role, claims, call, '{}'::jsonb)
-from (values
-  ('anon', 'anon', null::text),
-  ('learner', 'authenticated', tests.get_claims('learner')::text),
-  ('admin', 'authenticated', tests.get_claims('admin')::text)
-) as callers (caller, role, claims)
-cross join (values ('api.get_metadata()'), ('api.list_difficulty_levels()'), ('api.resolve_snapshot()'), ('api.get_current_snapshot()')) as calls (call);
-reset role;
+do $$
+declare
+  caller record;
+  call text;
+  body text;
+begin
+  for caller in
+    select * from (values
+      ('anon', 'anon', null::text),
+      ('learner', 'authenticated', tests.get_claims('learner')::text),
+      ('admin', 'authenticated', tests.get_claims('admin')::text)
+    ) as callers (name, role, claims)
+  loop
+    foreach call in array array['api.get_metadata()', 'api.list_difficulty_levels()', 'api.resolve_snapshot()', 'api.get_current_snapshot()'] loop
+      body := private.dispatch(caller.role, caller.claims, call, '{}'::jsonb);
+      reset role;
+      insert into answers values (caller.name, call, body);
+    end loop;
+  end loop;
+end
+$$;
 
 select is((select count(*)::int from answers where body is not null), 12, 'every caller gets every answer');
 select is((select count(distinct (call, body))::int from answers), 4, 'each call has one answer, whoever asks');
