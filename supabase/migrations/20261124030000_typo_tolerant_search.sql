@@ -246,6 +246,8 @@ analyze app.search_lexicon;
 --          completions of the last word read as a typed prefix ("tesit" -> "testing"), then the
 --          most frequent, the shorter, alphabetical. A word with no candidate is kept.
 -- Params:  snapshot (null: no correction), normalized (private.search_normalize'd, trimmed).
+--          Candidates: pg_trgm similarity >= 0.2 (0.1 for words of up to 5 characters) and a
+--          length within the budget; for the last word also word similarity >= 0.3 (a prefix).
 -- Returns: text or null.
 create or replace function private.search_correct(snapshot uuid, normalized text)
 returns text
@@ -285,6 +287,10 @@ begin
        where l.snapshot_id = search_correct.snapshot
          and l.word >= typed collate "C" and l.word < (typed || pg_catalog.chr(1114111)) collate "C");
 
+    -- Short words share few trigrams with their typos ("jion" and "join": 1 of 9), so they
+    -- take candidates down to one shared trigram; the edit distance decides.
+    perform pg_catalog.set_config('pg_trgm.similarity_threshold',
+                                  case when pg_catalog.char_length(typed) <= 5 then '0.1' else '0.2' end, true);
     select c.word into best
     from (
       select l.word, private.osa_distance(typed, l.word) as edits, false as completion, l.docs
