@@ -235,6 +235,33 @@ end
 $$;
 analyze app.search_lexicon;
 
+-- private.search_near_misses
+-- Purpose: the strings one adjacent transposition or one deletion away from a word: exact
+--          lookups that find the typos trigram similarity misses in short words ("jion" ->
+--          "join", "ojin" -> "join"; at most 2n - 1 strings for a word of n characters).
+create or replace function private.search_near_misses(word text)
+returns text[]
+language sql
+immutable
+strict
+parallel safe
+set search_path = ''
+as $$
+  select pg_catalog.array_agg(distinct v)
+  from (
+    select pg_catalog.substr(search_near_misses.word, 1, i - 1) || pg_catalog.substr(search_near_misses.word, i + 1, 1)
+           || pg_catalog.substr(search_near_misses.word, i, 1) || pg_catalog.substr(search_near_misses.word, i + 2) as v
+      from pg_catalog.generate_series(1, pg_catalog.char_length(search_near_misses.word) - 1) i
+    union all
+    select pg_catalog.substr(search_near_misses.word, 1, i - 1) || pg_catalog.substr(search_near_misses.word, i + 1)
+      from pg_catalog.generate_series(1, pg_catalog.char_length(search_near_misses.word)) i
+  ) n
+  where v <> search_near_misses.word
+$$;
+comment on function private.search_near_misses(text) is
+  'The strings one adjacent transposition or one deletion away from a word (typo candidates trigram similarity misses in short words).';
+grant execute on function private.search_near_misses(text) to anon, authenticated;
+
 -- private.search_correct
 -- Purpose: the typo-corrected form of a normalised query, or null when no word needed (or got)
 --          a correction. Only plain words (letters, digits, spaces) are corrected: websearch
@@ -242,12 +269,14 @@ analyze app.search_lexicon;
 --          word of the snapshot, a stop word, a word whose english stems are all lexemes of the
 --          snapshot, or (the last word) the prefix of a word of the snapshot. Otherwise it is
 --          replaced by the best word of the snapshot's lexicon within its typo budget (see
---          private.search_typo_budget): fewest edits (private.osa_distance), whole words before
---          completions of the last word read as a typed prefix ("tesit" -> "testing"), then the
---          most frequent, the shorter, alphabetical. A word with no candidate is kept.
+--          private.search_typo_budget): fewest edits (private.osa_distance), then the most
+--          frequent, the shorter, alphabetical; when no whole word is within the budget, the last
+--          word is read as a typed prefix ("tesit" -> "testing") and the best completion taken.
+--          A word with no candidate is kept.
 -- Params:  snapshot (null: no correction), normalized (private.search_normalize'd, trimmed).
---          Candidates: pg_trgm similarity >= 0.2 (0.1 for words of up to 5 characters) and a
---          length within the budget; for the last word also word similarity >= 0.3 (a prefix).
+--          Candidates: pg_trgm similarity >= 0.2 and a length within the budget, plus the typed
+--          word's transpositions and deletions (private.search_near_misses); for the last word,
+--          when no whole word is close enough, words it begins like (word similarity >= 0.3).
 -- Returns: text or null.
 create or replace function private.search_correct(snapshot uuid, normalized text)
 returns text
@@ -287,30 +316,37 @@ begin
        where l.snapshot_id = search_correct.snapshot
          and l.word >= typed collate "C" and l.word < (typed || pg_catalog.chr(1114111)) collate "C");
 
-    -- Short words share few trigrams with their typos ("jion" and "join": 1 of 9), so they
-    -- take candidates down to one shared trigram; the edit distance decides.
-    perform pg_catalog.set_config('pg_trgm.similarity_threshold',
-                                  case when pg_catalog.char_length(typed) <= 5 then '0.1' else '0.2' end, true);
+    -- Whole words: trigram neighbours within the length budget, and the typed word's
+    -- transpositions and deletions looked up directly (short words share few trigrams with
+    -- them: "jion" and "join" share 1 of 9).
     select c.word into best
     from (
-      select l.word, private.osa_distance(typed, l.word) as edits, false as completion, l.docs
-        from app.search_lexicon l
+      select l.word, l.docs from app.search_lexicon l
        where l.snapshot_id = search_correct.snapshot
          and l.word operator(extensions.%) typed
          and pg_catalog.char_length(l.word) between pg_catalog.char_length(typed) - budget
                                                 and pg_catalog.char_length(typed) + budget
-      union all
-      -- the last word may be unfinished: compare it with the beginnings of longer words
-      select l.word, private.osa_distance(typed, l.word, true), true, l.docs
-        from app.search_lexicon l
-       where word_index = word_count
-         and l.snapshot_id = search_correct.snapshot
-         and typed operator(extensions.<%) l.word
-         and pg_catalog.char_length(l.word) > pg_catalog.char_length(typed)
+      union
+      select l.word, l.docs from app.search_lexicon l
+       where l.snapshot_id = search_correct.snapshot
+         and l.word = any (private.search_near_misses(typed))
     ) c
-    where c.edits <= budget
-    order by c.edits, c.completion, c.docs desc, pg_catalog.char_length(c.word), c.word
+    cross join lateral (select private.osa_distance(typed, c.word) as edits) d
+    where d.edits <= budget
+    order by d.edits, c.docs desc, pg_catalog.char_length(c.word), c.word
     limit 1;
+    -- The last word may be unfinished: the beginnings of longer words ("tesit" -> "testing").
+    if best is null and word_index = word_count then
+      select l.word into best
+      from app.search_lexicon l
+      cross join lateral (select private.osa_distance(typed, l.word, true) as edits) d
+      where l.snapshot_id = search_correct.snapshot
+        and typed operator(extensions.<%) l.word
+        and pg_catalog.char_length(l.word) > pg_catalog.char_length(typed)
+        and d.edits <= budget
+      order by d.edits, l.docs desc, pg_catalog.char_length(l.word), l.word
+      limit 1;
+    end if;
 
     if best is not null then
       words[word_index] := best;
