@@ -12,12 +12,14 @@
 --     word, its english stem not a lexeme of the snapshot (app.search_lexeme_counts), and, for
 --     the last word, not the prefix of a lexicon word. Words of 1-3 characters are never
 --     corrected; 4-7 characters allow 1 edit, 8 or more 2 edits.
---   * Candidates come from the lexicon's trigram index (pg_trgm similarity; word similarity for
---     the last word read as a prefix), and are confirmed by private.osa_distance (optimal
---     string alignment: insertions, deletions, substitutions and adjacent transpositions each
---     cost one edit; fuzzystrmatch has only levenshtein, which counts a transposition as two).
---     The best candidate: fewest edits, then a whole word before a completion, then the most
---     frequent in the snapshot, then the shorter, then alphabetical.
+--   * Candidates come from the lexicon's trigram index (pg_trgm similarity), plus the typed
+--     word's transpositions and deletions looked up by key (trigrams miss those in short
+--     words), and are confirmed by private.osa_distance (optimal string alignment: insertions,
+--     deletions, substitutions and adjacent transpositions each cost one edit; fuzzystrmatch
+--     has only levenshtein, which counts a transposition as two). The best: fewest edits, then
+--     the most frequent in the snapshot, then the shorter, then alphabetical. When no whole word
+--     is close enough, the last word is read as a typed prefix (word similarity candidates,
+--     distance to the closest prefix: "tesit" -> "testing").
 --   * Search runs the corrected text when it matches something (meta.corrected_query says so);
 --     the trigram title fallback stays the last resort. Autocomplete keeps its exact tiers first
 --     (title prefix, word prefix), then suggests for the corrected text, then trigram matches.
