@@ -3,9 +3,8 @@
  * @hono/node-server plus a postgres.js pool with the API's settings; for each request it runs
  * the statements the API sent for that same request (captured, steady state) and returns the
  * last one's text. No validation, no caller resolution, no rate limits, no logging: API÷R4 is
- * what everything the API adds on top of the bare stack costs. It keeps the API's call gate
- * (src/db/call-gate.ts) with the API's limit, DB_POOL_MAX × DB_PIPELINE_DEPTH, so both admit
- * calls to the pool the same way.
+ * what everything the API adds on top of the bare stack costs. Its pool pipelines like the
+ * API's (src/db/pool.ts: max_pipeline = DB_PIPELINE_DEPTH), so both queue calls the same way.
  *
  *   PORT=… DATABASE_URL=… STATEMENTS=file.json node --import tsx bench/passthrough.ts
  *
@@ -17,7 +16,6 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import postgres from 'postgres';
 import { loadConfig } from '../src/config.js';
-import { CallGate } from '../src/db/call-gate.js';
 
 export interface ReplayStatement {
   text: string;
@@ -35,10 +33,11 @@ export const requestKey = (method: string, pathAndQuery: string, authorization: 
 function main() {
   const statements = new Map(Object.entries(JSON.parse(readFileSync(process.env.STATEMENTS!, 'utf8')) as Record<string, ReplayStatement[]>));
   const { DB_POOL_MAX: poolMax, DB_PIPELINE_DEPTH: depth } = apiPoolSettings();
-  const gate = new CallGate(poolMax * depth);
+  let inFlight = 0;
   const sql = postgres(process.env.DATABASE_URL!, {
     max: poolMax,
     prepare: true,
+    ...({ max_pipeline: depth } as object),
     onnotice: () => undefined,
     connection: { application_name: 'sparkpath-bench-r4' },
   });
@@ -49,25 +48,24 @@ function main() {
     if (!replay) return c.text('no captured statements for this request', 404);
     let body = '';
     for (const statement of replay) {
-      const slot = gate.enter();
+      inFlight += 1;
       try {
-        await slot.ready;
         const rows = await sql.unsafe(statement.text, statement.params, { prepare: true }).values();
         body = String(rows[0]?.[0] ?? '');
       } finally {
-        slot.leave();
+        inFlight -= 1;
       }
     }
     return c.body(body, 200, { 'Content-Type': 'application/json; charset=utf-8' });
   });
   const server = serve({ fetch: app.fetch, port: Number(process.env.PORT), hostname: '127.0.0.1' }, () => console.log('ready'));
-  // Requests wrk gave up on (their sockets are closed) may still wait in the gate: let them
+  // Requests wrk gave up on (their sockets are closed) may still wait in the pool: let them
   // finish before the pool ends, or they fail with CONNECTION_ENDED.
   process.on('SIGTERM', () => {
     server.close();
     const deadline = Date.now() + 5_000;
     const drained = async () => {
-      while (gate.inFlight > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      while (inFlight > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     };
     void drained()
       .then(() => sql.end({ timeout: 1 }))

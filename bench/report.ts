@@ -134,10 +134,10 @@ export function writeReport(r: BenchResults): string {
   out.push('- R1: pgbench replaying PostgREST\'s transaction shape for the same api function and arguments (BEGIN; set_config(role, claims); select api.fn(...); COMMIT).');
   out.push('- R2: pgbench replaying exactly the statement the API sent (`select private.dispatch(role, claims, call, args)` with the captured bind parameters), captured from the Postgres log for every request variant.');
   out.push('- R3: Hono hello-world on @hono/node-server measured with wrk.');
-  out.push("- R4: the Node floor (`bench/passthrough.ts`): Hono on @hono/node-server with a postgres.js pool of the API's size behind the API's call gate, replaying the statements the API sent for each request (the R2 statements) with no middleware at all, measured with wrk. API÷R4 is the cost of everything the API adds to the bare stack.");
+  out.push("- R4: the Node floor (`bench/passthrough.ts`): Hono on @hono/node-server with a postgres.js pool of the API's size and pipeline depth, replaying the statements the API sent for each request (the R2 statements) with no middleware at all, measured with wrk. API÷R4 is the cost of everything the API adds to the bare stack.");
   out.push('- CPU columns: average cores used during the kept runs (1.00 = one core busy) by the API process, the PostgreSQL process tree and the load generator.');
   const depth = r.settings.api_pipeline_depth as number | undefined;
-  const inFlight = depth ? `, pipeline depth ${depth} (at most ${Number(r.settings.api_pool_max) * depth} calls in flight, \`src/db/call-gate.ts\`)` : '';
+  const inFlight = depth ? `, pipeline depth ${depth} (at most ${Number(r.settings.api_pool_max) * depth} calls in flight, postgres.js \`max_pipeline\`)` : '';
   out.push(`- API pool: ${r.settings.api_pool_max} connections${inFlight}; pgbench uses one connection per client.`, '');
   out.push('## Dataset', '');
   out.push(`Source: ${r.dataset.source}.`, '');
@@ -282,7 +282,7 @@ the CPUs, so only ratios measured in the same run mean anything.
   database floor a PostgREST deployment pays. R3 is a Hono hello-world (\`bench/hello.ts\`) under wrk.
   R4 (\`bench/passthrough.ts\`) serves the same wrk request files by replaying the R2 statements through
   the API's own stack minus everything of ours (Hono, @hono/node-server, a postgres.js pool of the same
-  size behind the API's call gate): the floor of this architecture in Node, so API÷R4 isolates the cost
+  size and pipeline depth): the floor of this architecture in Node, so API÷R4 isolates the cost
   of our middleware.
 - **Runs**: warm-up, then three fixed-duration runs; the first is discarded and the mean of the other two
   is reported (both are in the JSON). pgbench gets the same treatment with \`-j 2\` and the same client
@@ -313,8 +313,8 @@ the CPUs, so only ratios measured in the same run mean anything.
   would be a token reuse).
 - **Pool sizes**: the API uses its default pool (DB_POOL_MAX = 2 × CPU cores, DB_PIPELINE_DEPTH=2; the
   values of this run are under "Machine and method") while pgbench opens one connection per client (8 or
-  32); calls beyond pool × depth wait in the API's call gate (\`src/db/call-gate.ts\`, with the
-  measurements behind the default), which is how it runs in production. The pool of 4 (2026-11-22; it was
+  32); calls beyond pool × depth wait in postgres.js's own first-come-first-served queue (its
+  \`max_pipeline\` is set to the depth, src/db/pool.ts), which is how it runs in production. The pool of 4 (2026-11-22; it was
   10) tightened the tails of the database-bound reads (autocomplete p95 at 8 connections 23 → 9 ms) and
   costs the cheapest authenticated calls a little: \`GET /auth/session\` p95 at 8 connections was 3.7 and
   4.2 ms at pool 4 against 3.4 and 3.5 ms at pool 10 in back-to-back quick runs.
@@ -334,26 +334,16 @@ pays wrk, an HTTP exchange and Node, plus one statement. Measured on this machin
   without pipelining); that is the whole budget R1 needs for its client and three extra round trips.
   R4, the bare stack with the same pool, is the floor of this architecture in Node; its ratio to R1
   is in the targets table.
-- Levers in place: one statement per request (the dispatcher), the body passed through as text, the
-  GET fast path of @hono/node-server, the verified-JWT cache, pipelining (depth 2), the ETag body
-  cache for snapshot content (catalog reads, and since 2026-11-23 search and the graph reads), and
-  answers kept in memory until a change is notified (README, "Reads from memory"): metadata,
-  difficulty levels, the current snapshot and which snapshot answers a read, for every caller; and
-  per token the session, the journeys and the learning path. A caller with a token is served from
-  memory only while the database's own session check, asked ahead (\`private.request_live_for\`),
-  vouches for its session: for at most 5 s, and no longer than a notice about the session, its
-  user's profile or progress (NOTIFY sparkpath_sessions: a logout, an event recorded anywhere), or a
-  write through the same instance. Rows answered from memory show API÷R1 far above 1; that ratio then
-  measures the caches, not the call path: R1 still runs the function every time, as PostgREST would,
-  and R2 (the statement the API sends on a miss) is measured from the first request of each variant
-  where the family has no statement in steady state. Nothing is served from memory while the API's
-  listening connection is down, so an outage still answers 503 (the reliability suite's outage test
-  runs with it on).
-- What a benchmark of repeated reads does not show: a journey or path read right after the
-  caller's own event is a miss and costs the database statement (R2); so does the first read of
-  every token within a 5 s window (one extra \`private.request_live_for\` call). A second Node process
-  (\`node:cluster\`) would add the one core Node cannot use, but doubles the API's memory past the
-  200 MB target.
+- Levers in place: one statement per request, which also checks the caller's session (the
+  dispatchers), the body passed through as text, the GET fast path of @hono/node-server,
+  pipelining (depth 2), and one byte-bounded cache of snapshot bodies
+  (SNAPSHOT_CACHE_MB) for catalog, search and graph reads: a repeated snapshot read still sends one
+  statement (\`private.dispatch_snapshot_read\`: session check and snapshot resolution) but skips the
+  content query. Nothing else is answered from memory: metadata, the current snapshot, the session,
+  journeys and the learning path run their function on every request, so a logout or a promote
+  anywhere is seen by the very next request.
+- A second Node process (\`node:cluster\`) would add the one core Node cannot use, but doubles the
+  API's memory past the 200 MB target.
 
 ## Reliability suite
 
@@ -389,8 +379,9 @@ Bugs the suite found and fixed in the pipeline:
    array grows by ~100 KB/s. The queue is now patched at install (\`patches/postgres+3.4.9.patch\`,
    applied by patch-package from \`postinstall\`): it compacts once half of it is consumed and
    searches only its live part; a unit test fails if the patch is missing. Before the patch,
-   \`src/db/call-gate.ts\` kept calls at or below the pool size so postgres.js never queued them; the
-   gate stays, as the pool's first-come-first-served admission (DB_POOL_MAX × DB_PIPELINE_DEPTH).
+   a call gate of ours kept calls at or below the pool size so postgres.js never queued them; with
+   the patch and \`max_pipeline\` set to DB_PIPELINE_DEPTH the pool's own queue does the same, and the
+   gate is gone (2026-11-24).
 3. **Requests refused by Node's HTTP parser** (headers over 16 KB, malformed request lines) got a bare
    status line without a body; \`src/server.ts\` answers them in the error envelope now.
 `.split('\n');

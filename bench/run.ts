@@ -26,6 +26,7 @@ import { apiPoolSettings, requestKey, type ReplayStatement } from './passthrough
 import { FAMILIES, type Family, type RequestSpec } from './endpoints.js';
 import { BENCH_JWT_SECRET, BENCH_SERVICE_SECRET, VARIANTS, sampleFixtures, type Fixtures } from './fixtures.js';
 import { createSessionMinter, type SessionMinter } from './sessions.js';
+import { npmStartArgs } from './start-command.js';
 import { runPgbench, runWrk, writeRequestsFile, type LoadResult, type PgbenchTarget } from './loadgen.js';
 import { CLK_TCK, peakRssMb, processTicks, rssMb, treeTicks } from './proc.js';
 import { FROM_MEMORY_NOTE, explainFamilies, writeReport, type BenchResults, type FamilyResult, type Measurement } from './report.js';
@@ -90,13 +91,8 @@ function apiCommand(): string[] {
 }
 
 function buildApi(): string[] {
-  const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, encoding: 'utf8' });
-  if (build.status !== 0) throw new Error(`npm run build failed: ${build.stderr}`);
-  const [node, ...args] = pkg.scripts.start.split('&&').at(-1)!.trim().split(/\s+/);
-  if (node !== 'node') throw new Error(`the start script should end in "node ...": ${pkg.scripts.start}`);
   // BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the API under load.
-  return [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), ...args];
+  return [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), ...npmStartArgs(root)];
 }
 
 function startNode(script: string, env: NodeJS.ProcessEnv): ChildProcess {
@@ -369,7 +365,7 @@ async function prepareFamily(family: Family, fixtures: Fixtures, api: Api, tap: 
     const r2Says = r2Miss.length === requests.length
       ? 'R2 replays what a miss sends (each variant\'s first request: the database work the memory saves)'
       : 'nothing for R2 to replay';
-    notes.push(`${FROM_MEMORY_NOTE} (no statement in steady state; src/db/cached-rpc.ts): ${r2Says}, R4 is the bare stack without a query, R1 runs the function every time, as PostgREST would`);
+    notes.push(`${FROM_MEMORY_NOTE} (no statement in steady state): ${r2Says}, R4 is the bare stack without a query, R1 runs the function every time, as PostgREST would`);
   } else if (cached) {
     notes.push("served from the API's caches after the first request: R2 replays the statements still sent in steady state, R1 runs the content function every time, as PostgREST would");
   }

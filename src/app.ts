@@ -14,32 +14,31 @@ import { ApiError } from './http/api-error.js';
 import { createErrorHandler, createNotFoundHandler } from './http/error-handler.js';
 import { requestLogging } from './http/request-id.js';
 import { validationFailure } from './http/router.js';
+import { createRouteServices, provideServices } from './http/services.js';
 import { metadataRouter } from './routes/metadata/index.js';
 import { discoveryRouter } from './routes/discovery/index.js';
 import { domainsRouter } from './routes/domains/index.js';
 import { snapshotsRouter } from './routes/snapshots/index.js';
 import { authRouter } from './routes/auth/index.js';
-import { createAuthService, type AuthService } from './auth/auth-service.js';
-import { createSessionStore, reportSessionChanges, unavailableSessionStore, type SessionStore } from './auth/session-store.js';
+import type { AuthService } from './auth/auth-service.js';
 import { crossSiteGuard } from './auth/csrf.js';
 import { parseOrigins } from './auth/redirect.js';
-import { rateLimit, type RateLimitStore } from './http/rate-limit.js';
-import { createPostgresRateLimitStore } from './db/rate-limit-store.js';
-import type postgres from 'postgres';
+import { rateLimit } from './http/rate-limit.js';
+import type { RateLimitStore } from './db/rate-limit-store.js';
 import { journeysRouter } from './routes/journeys/index.js';
 import { searchRouter } from './routes/search/index.js';
 import { graphRouter } from './routes/graph/index.js';
 
+/** What the app talks to: built by createDependencies (src/deps.ts), plus a logger. */
 export interface AppDeps {
   config: Config;
   rpc: Rpc;
   logger: Logger;
   verifier: JwtVerifier;
-  /** Sign-in and sessions; defaults to the store on the rpc adapter's pool (see session-store.ts). */
-  sessionStore?: SessionStore;
-  auth?: AuthService;
-  /** Shared rate-limit counters for several instances; in-memory by default. */
-  rateLimitStore?: RateLimitStore;
+  /** Sign-in and sessions. */
+  auth: AuthService;
+  /** Rate-limit counters: in memory, or shared by instances (RATE_LIMIT_STORE). */
+  rateLimitStore: RateLimitStore;
 }
 
 export const API_TITLE = 'Sparkpath API';
@@ -82,18 +81,21 @@ export function createApp(deps: AppDeps) {
       windowSeconds: config.RATE_LIMIT_WINDOW_S,
       budgets: { ANONYMOUS: config.RATE_LIMIT_ANONYMOUS, FREE_USER: config.RATE_LIMIT_FREE_USER, PREMIUM_USER: config.RATE_LIMIT_PREMIUM_USER },
       trustProxy: config.RATE_LIMIT_TRUST_PROXY,
-      store: deps.rateLimitStore ?? defaultRateLimitStore(deps),
+      store: deps.rateLimitStore,
+      // Ending a session must always be possible, whatever the caller spent.
+      exempt: (method, path) => method === 'POST' && path.replace(/\/+$/, '') === '/auth/logout',
     }),
   );
 
-  app.route('/metadata', metadataRouter(rpc));
-  app.route('/discovery/domains', domainsRouter(rpc));
-  app.route('/discovery', discoveryRouter(rpc));
-  app.route('/snapshots', snapshotsRouter(rpc));
-  app.route('/auth', authRouter(resolveAuth(deps), rpc, config));
-  app.route('/user', journeysRouter(rpc));
-  app.route('/search', searchRouter(rpc));
-  app.route('/graph', graphRouter(rpc));
+  app.use(provideServices(createRouteServices({ rpc, auth: deps.auth, config })));
+  app.route('/metadata', metadataRouter());
+  app.route('/discovery/domains', domainsRouter());
+  app.route('/discovery', discoveryRouter());
+  app.route('/snapshots', snapshotsRouter());
+  app.route('/auth', authRouter());
+  app.route('/user', journeysRouter());
+  app.route('/search', searchRouter());
+  app.route('/graph', graphRouter());
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
@@ -135,16 +137,3 @@ export function createApp(deps: AppDeps) {
 }
 
 export type App = ReturnType<typeof createApp>;
-
-function defaultRateLimitStore(deps: AppDeps): RateLimitStore | undefined {
-  const sql = (deps.rpc as { sql?: postgres.Sql }).sql;
-  return deps.config.RATE_LIMIT_STORE === 'postgres' && sql ? createPostgresRateLimitStore(sql) : undefined;
-}
-
-function resolveAuth(deps: AppDeps): AuthService {
-  if (deps.auth) return deps.auth;
-  const sql = (deps.rpc as { sql?: postgres.Sql }).sql;
-  // An rpc adapter without a postgres pool (unit tests with a fake rpc) gets no sign-in.
-  const store = deps.sessionStore ?? (sql ? createSessionStore(sql) : unavailableSessionStore());
-  return createAuthService(deps.config, reportSessionChanges(store, () => deps.rpc.forgetSessions?.()));
-}

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { parseSigningKey } from './auth/signing-key.js';
 
 /**
- * The only reader of process.env. Every variable is documented in README.md and .env.example.
+ * The only reader of process.env. Every variable is documented in docs/configuration.md and
+ * .env.example (test/docs/configuration-doc.test.ts keeps both in step with this schema).
  * A bad value stops start-up with one line naming the variable.
  */
 const booleanFlag = z
@@ -35,15 +36,17 @@ export const configSchema = z
     DATABASE_URL: optionalText.pipe(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
     EMBEDDED_PG_DATA_DIR: z.string().min(1).default('.data/postgres'),
     EMBEDDED_PG_PORT: integer(54329, 1024, 65535),
-    // (2 × cores): more backends than that only queue for the CPU (measured in src/db/call-gate.ts).
+    // (2 × cores): on the 2-core bench machine (2026-11-22) pools of 2-4 gave the best p95; more
+    // backends than that only queue for the CPU.
     DB_POOL_MAX: integer(Math.min(20, 2 * availableParallelism()), 1, 200),
-    // Calls in flight per pooled connection (1 = never pipeline); see src/db/call-gate.ts.
+    // Calls pipelined per pooled connection (postgres.js max_pipeline; 1 = never pipeline): 2 took
+    // most of the throughput of 4 while a short call waits behind at most one other.
     DB_PIPELINE_DEPTH: integer(2, 1, 100),
     DB_STATEMENT_TIMEOUT_MS: integer(5000, 100, 600_000),
     DB_CONNECT_TIMEOUT_S: integer(3, 1, 60),
-    // LISTEN for content changes and answer the cheapest public reads from memory meanwhile
-    // (src/db/cached-rpc.ts); false behind a transaction-mode pooler, which drops notifications.
-    DB_LISTEN_CHANGES: trueUnlessFalse,
+    // The one in-memory cache: bodies of immutable snapshot content (src/db/snapshot-cache.ts).
+    // Under the 128 MB heap npm start sets; 0 keeps nothing (every read runs its query).
+    SNAPSHOT_CACHE_MB: integer(32, 0, 1024),
     SEED_DEMO_CONTENT: trueUnlessFalse,
 
     SUPABASE_JWT_SECRET: optionalText.pipe(z.string().min(32, 'must be at least 32 characters').optional()),

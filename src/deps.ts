@@ -1,36 +1,86 @@
 import type { JSONWebKeySet } from 'jose';
+import { createAuthService, type AuthService } from './auth/auth-service.js';
+import { createSessionStore, type SessionStore } from './auth/session-store.js';
 import { parseSigningKey, publicJwks } from './auth/signing-key.js';
 import type { Config } from './config.js';
-import { createJwtVerifier } from './context/jwt.js';
-import { cachePublicCalls } from './db/cached-rpc.js';
-import { listenForChanges } from './db/change-feed.js';
+import { createJwtVerifier, type JwtVerifier } from './context/jwt.js';
+import { createDatabasePool, type DatabasePool } from './db/pool.js';
 import { createPostgresRpc } from './db/postgres-rpc.js';
+import { createPostgresRateLimitStore, type RateLimitStore } from './db/rate-limit-store.js';
+import type { Rpc } from './db/rpc.js';
+import { SnapshotCache } from './db/snapshot-cache.js';
+import { createMemoryRateLimitStore } from './http/rate-limit.js';
+
+/** Everything the application talks to, built once from the configuration. */
+export interface Dependencies {
+  config: Config;
+  /** The one owner of the database connections; everything below reaches Postgres through it. */
+  pool: DatabasePool;
+  rpc: Rpc;
+  sessionStore: SessionStore;
+  auth: AuthService;
+  verifier: JwtVerifier;
+  rateLimitStore: RateLimitStore;
+  /** Bodies of snapshot reads (SNAPSHOT_CACHE_MB), shared by every route through the rpc. */
+  snapshotCache: SnapshotCache;
+  /** The periodic housekeeping: ended sessions and old rate-limit windows. */
+  cleanup(): Promise<{ sessions_deactivated: number; oauth_attempts_deleted: number; rate_limit_windows_purged: number }>;
+  close(): Promise<void>;
+}
 
 /**
- * Config → the rpc adapter and the token verifier, in one place for the server and the tests,
- * so an option added here reaches both (the database's token issuer once reached only one).
+ * Config → the dependencies, in one place for the server, the tests, the reliability suite and
+ * the bench, so they all run what production runs. `databaseUrl` is DATABASE_URL or the
+ * embedded database's (src/db/database.ts).
+ *
+ * @example
+ *   const deps = createDependencies(config, database.url);
+ *   const app = createApp({ ...deps, logger });
+ *   // …
+ *   await deps.close();
  */
-export function createRpcFromConfig(
-  config: Config,
-  url: string,
-  overrides: { poolMax?: number; onListenError?: (error: unknown) => void } = {},
-) {
-  const rpc = createPostgresRpc({
-    url,
-    poolMax: overrides.poolMax ?? config.DB_POOL_MAX,
+export function createDependencies(config: Config, databaseUrl: string): Dependencies {
+  const pool = createDatabasePool({
+    url: databaseUrl,
+    poolMax: config.DB_POOL_MAX,
     pipelineDepth: config.DB_PIPELINE_DEPTH,
     statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
     connectTimeoutSeconds: config.DB_CONNECT_TIMEOUT_S,
     tokenIssuer: config.JWT_ISSUER ?? 'sparkpath',
   });
-  if (!config.DB_LISTEN_CHANGES) return rpc;
-  const feed = listenForChanges({ url, connectTimeoutSeconds: config.DB_CONNECT_TIMEOUT_S, onError: overrides.onListenError });
-  return Object.assign(cachePublicCalls(rpc, feed, { sessionCheck: (claims) => rpc.liveFor(claims) }), {
-    close: async () => {
-      await feed.close();
-      await rpc.close();
+  const snapshotCache = new SnapshotCache(config.SNAPSHOT_CACHE_MB * 1024 * 1024);
+  const sessionStore = createSessionStore(pool);
+  const auth = createAuthService(config, sessionStore);
+  const verifier = createVerifierFromConfig(config, JSON.parse(auth.jwks) as JSONWebKeySet);
+  const postgresRateLimits = config.RATE_LIMIT_STORE === 'postgres' ? createPostgresRateLimitStore(pool) : undefined;
+  const rpc: Rpc = {
+    ...createPostgresRpc({ pool, snapshotCache }),
+    // One statement when healthy: the session functions answering means the database does too.
+    async health() {
+      try {
+        await sessionStore.ready();
+        return { database: 'ok', sessions: 'ok' };
+      } catch {
+        const database = await pool.ping().then(() => 'ok' as const, () => 'unavailable' as const);
+        return { database, sessions: 'unavailable' };
+      }
     },
-  });
+  };
+  return {
+    config,
+    pool,
+    rpc,
+    sessionStore,
+    auth,
+    verifier,
+    rateLimitStore: postgresRateLimits ?? createMemoryRateLimitStore(),
+    snapshotCache,
+    async cleanup() {
+      const [sessions, purged] = await Promise.all([auth.cleanup(), postgresRateLimits?.purge() ?? 0]);
+      return { ...sessions, rate_limit_windows_purged: purged };
+    },
+    close: () => pool.close(),
+  };
 }
 
 /** Verifies access tokens: HS256 with the secret, JWKS_URL keys, and our own ES256 key if any. */

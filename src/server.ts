@@ -3,12 +3,8 @@ import { createApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { loadOrCreateDevJwtSecret } from './context/dev-secret.js';
 import { openDatabase, prepareDatabase } from './db/database.js';
-import { createRpcFromConfig, createVerifierFromConfig } from './deps.js';
+import { createDependencies } from './deps.js';
 import { createLogger } from './logger.js';
-import { createSessionStore, reportSessionChanges } from './auth/session-store.js';
-import { createAuthService } from './auth/auth-service.js';
-import type { JSONWebKeySet } from 'jose';
-import { createPostgresRateLimitStore } from './db/rate-limit-store.js';
 
 async function main() {
   let config: Config;
@@ -35,21 +31,14 @@ async function main() {
     logger.warn('SUPABASE_JWT_SECRET is not set: using a generated development secret');
   }
 
-  const rpc = createRpcFromConfig(config, database.url, {
-    onListenError: (error) => logger.warn({ err: error }, 'content change feed: LISTEN failed; public reads go to the database until it succeeds'),
-  });
-  const sessionStore = reportSessionChanges(createSessionStore(rpc.sql), () => rpc.forgetSessions?.());
-  const auth = createAuthService(config, sessionStore);
-  const verifier = createVerifierFromConfig(config, JSON.parse(auth.jwks) as JSONWebKeySet);
-  const rateLimitStore = config.RATE_LIMIT_STORE === 'postgres' ? createPostgresRateLimitStore(rpc.sql) : undefined;
-  const app = createApp({ config, rpc, logger, verifier, sessionStore, auth, rateLimitStore });
+  const deps = createDependencies(config, database.url);
+  const app = createApp({ ...deps, logger });
 
   // The session cleanup routine (private.cleanup_sessions; pg_cron can run the same function).
   const cleanupTimer =
     config.SESSION_CLEANUP_INTERVAL_S > 0
       ? setInterval(() => {
-          void rateLimitStore?.purge().catch((error: unknown) => logger.warn({ err: error }, 'rate-limit purge failed'));
-          auth.cleanup().then(
+          deps.cleanup().then(
             (result) => logger.info({ cleanup: result }, 'session cleanup'),
             (error: unknown) => logger.warn({ err: error }, 'session cleanup failed'),
           );
@@ -98,7 +87,7 @@ async function main() {
     }, 10_000);
     await closed;
     clearTimeout(forced);
-    await rpc.close();
+    await deps.close();
     await database.stop();
     logger.info('stopped');
     process.exit(0);

@@ -1,9 +1,9 @@
-import type postgres from 'postgres';
-import { ApiError } from '../http/api-error.js';
+import type { DatabasePool } from '../db/pool.js';
 import type { SessionClaims } from './access-tokens.js';
 
 /**
- * The database port for sign-in and sessions, next to the rpc port on the same postgres.js pool.
+ * The database port for sign-in and sessions, next to the rpc port on the same pool (which
+ * outlives database restarts: every operation takes the pool in service at that moment).
  *
  * Why a second port: `rpc.call` dispatches only `api.*` functions as anon/authenticated, with
  * claims the API verified. Sign-in and refresh happen before any verified claims exist, so their
@@ -56,74 +56,63 @@ export interface SessionStore {
   endSession(sessionId: string, userId: string): Promise<void>;
   cleanup(): Promise<{ sessions_deactivated: number; oauth_attempts_deleted: number }>;
   setUserAccess(userId: string, userRole: string | null, plan: string | null): Promise<void>;
+  /** Resolves when the database answers and the sign-in functions are there for this login role. */
+  ready(): Promise<void>;
 }
 
-export function createSessionStore(sql: postgres.Sql): SessionStore {
+export function createSessionStore(pool: DatabasePool): SessionStore {
   return {
     async startOAuthAttempt(input) {
-      await sql`select private.start_oauth_attempt(${input.provider}, ${input.stateHash}, ${input.codeVerifier},
-        ${input.nonce}, ${input.redirectUrl}, ${input.browserHash}, ${input.ttlSeconds})`;
+      await pool.run((sql) => sql`select private.start_oauth_attempt(${input.provider}, ${input.stateHash}, ${input.codeVerifier},
+        ${input.nonce}, ${input.redirectUrl}, ${input.browserHash}, ${input.ttlSeconds})`);
     },
     async consumeOAuthAttempt(stateHash, browserHash) {
-      const [row] = await sql<{ attempt: OAuthAttempt }[]>`select private.consume_oauth_attempt(${stateHash}, ${browserHash}) as attempt`;
+      const [row] = await pool.run((sql) => sql<{ attempt: OAuthAttempt }[]>`select private.consume_oauth_attempt(${stateHash}, ${browserHash}) as attempt`);
       return row.attempt;
     },
-    async signIn(input, sign) {
-      return sql.begin(async (tx) => {
-        const [row] = await tx<{ result: SignInResult }[]>`
-          select private.sign_in(${input.provider}, ${input.providerUserId}, ${input.email}, ${input.displayName},
-            ${input.avatarUrl}, ${input.userAgent}, ${input.ipAddress}, ${input.refreshHash},
-            ${input.accessTtlSeconds}, ${input.idleTimeoutSeconds}, ${input.maxLifetimeSeconds}) as result`;
-        const { accessHash } = await sign(row.result);
-        await tx`select private.record_access_token(${row.result.session_id}, ${accessHash})`;
-        return row.result;
-      }) as Promise<SignInResult>;
+    signIn(input, sign) {
+      return pool.run(
+        (sql) =>
+          sql.begin(async (tx) => {
+            const [row] = await tx<{ result: SignInResult }[]>`
+              select private.sign_in(${input.provider}, ${input.providerUserId}, ${input.email}, ${input.displayName},
+                ${input.avatarUrl}, ${input.userAgent}, ${input.ipAddress}, ${input.refreshHash},
+                ${input.accessTtlSeconds}, ${input.idleTimeoutSeconds}, ${input.maxLifetimeSeconds}) as result`;
+            const { accessHash } = await sign(row.result);
+            await tx`select private.record_access_token(${row.result.session_id}, ${accessHash})`;
+            return row.result;
+          }) as Promise<SignInResult>,
+      );
     },
-    async refresh(input, sign) {
-      return sql.begin(async (tx) => {
-        const [row] = await tx<{ result: RefreshResult }[]>`
-          select private.refresh_session(${input.refreshHash}, ${input.newRefreshHash}, ${input.graceSeconds}, ${input.accessTtlSeconds}) as result`;
-        if (row.result.status !== 'ok') return row.result;
-        const { accessHash } = await sign(row.result);
-        await tx`select private.record_access_token(${row.result.session_id}, ${accessHash})`;
-        return row.result;
-      }) as Promise<RefreshResult>;
+    refresh(input, sign) {
+      return pool.run(
+        (sql) =>
+          sql.begin(async (tx) => {
+            const [row] = await tx<{ result: RefreshResult }[]>`
+              select private.refresh_session(${input.refreshHash}, ${input.newRefreshHash}, ${input.graceSeconds}, ${input.accessTtlSeconds}) as result`;
+            if (row.result.status !== 'ok') return row.result;
+            const { accessHash } = await sign(row.result);
+            await tx`select private.record_access_token(${row.result.session_id}, ${accessHash})`;
+            return row.result;
+          }) as Promise<RefreshResult>,
+      );
     },
     async endSession(sessionId, userId) {
-      await sql`select private.end_session(${sessionId}, ${userId})`;
+      await pool.run((sql) => sql`select private.end_session(${sessionId}, ${userId})`);
     },
     async cleanup() {
-      const [row] = await sql<{ result: { sessions_deactivated: number; oauth_attempts_deleted: number } }[]>`select private.cleanup_sessions() as result`;
+      const [row] = await pool.run((sql) => sql<{ result: { sessions_deactivated: number; oauth_attempts_deleted: number } }[]>`select private.cleanup_sessions() as result`);
       return row.result;
     },
     async setUserAccess(userId, userRole, plan) {
-      await sql`select private.set_user_access(${userId}, ${userRole}, ${plan})`;
+      await pool.run((sql) => sql`select private.set_user_access(${userId}, ${userRole}, ${plan})`);
+    },
+    async ready() {
+      // Raises (42883) when a function is missing; false when the login role may not run it.
+      const [row] = await pool.run((sql) => sql<{ ready: boolean }[]>`
+        select pg_catalog.has_function_privilege('private.refresh_session(text, text, integer, integer)', 'execute')
+           and pg_catalog.has_function_privilege('private.end_session(uuid, uuid)', 'execute') as ready`);
+      if (!row?.ready) throw new Error('the sign-in functions are not executable by the API login role');
     },
   };
-}
-
-/**
- * Calls `changed` after every operation that may end or shorten a session (refresh, with its
- * reuse detection; logout; cleanup), whether it succeeded or not, so nothing in this process
- * keeps vouching for a session the database has just ended (src/db/cached-rpc.ts).
- */
-export function reportSessionChanges(store: SessionStore, changed: () => void): SessionStore {
-  const thenReport =
-    <A extends unknown[], T>(operation: (...args: A) => Promise<T>) =>
-    async (...args: A): Promise<T> => {
-      try {
-        return await operation(...args);
-      } finally {
-        changed();
-      }
-    };
-  return { ...store, refresh: thenReport(store.refresh), endSession: thenReport(store.endSession), cleanup: thenReport(store.cleanup) };
-}
-
-/** A store for apps built without a database pool: every sign-in operation answers 503. */
-export function unavailableSessionStore(): SessionStore {
-  const fail = async (): Promise<never> => {
-    throw new ApiError('SERVICE_UNAVAILABLE', 'Sign-in is not available on this server');
-  };
-  return { startOAuthAttempt: fail, consumeOAuthAttempt: fail, signIn: fail, refresh: fail, endSession: fail, cleanup: fail, setUserAccess: fail };
 }

@@ -7,13 +7,11 @@
  * embedded database; SUPABASE_JWT_SECRET or the generated development secret).
  */
 import { parseArgs } from 'node:util';
-import postgres from 'postgres';
 import { ConfigError, loadConfig } from '../config.js';
 import { loadOrCreateDevJwtSecret } from '../context/dev-secret.js';
 import { SUBSCRIPTION_PLANS, USER_ROLES } from '../context/permissions.js';
 import { openDatabase, prepareDatabase } from '../db/database.js';
-import { createAuthService } from '../auth/auth-service.js';
-import { createSessionStore } from '../auth/session-store.js';
+import { createDependencies } from '../deps.js';
 
 function fail(message: string): never {
   console.error(message);
@@ -45,18 +43,18 @@ if (values.help) {
 }
 const email = values.email?.trim().toLowerCase();
 if (!email || !/^[^@\s]+@[^@\s]+$/.test(email)) fail(USAGE);
-if (values.role && !USER_ROLES.includes(values.role as never)) fail(`--role must be one of ${USER_ROLES.join(', ')}`);
-if (values.plan && !SUBSCRIPTION_PLANS.includes(values.plan as never)) fail(`--plan must be one of ${SUBSCRIPTION_PLANS.join(', ')}`);
+if (values.role && !USER_ROLES.some((role) => role === values.role)) fail(`--role must be one of ${USER_ROLES.join(', ')}`);
+if (values.plan && !SUBSCRIPTION_PLANS.some((plan) => plan === values.plan)) fail(`--plan must be one of ${SUBSCRIPTION_PLANS.join(', ')}`);
 
 const database = await openDatabase(config);
-const sql = postgres(database.url, { max: 2, onnotice: () => undefined });
+let deps: ReturnType<typeof createDependencies> | undefined;
 try {
   await prepareDatabase(database.url, { seed: config.SEED_DEMO_CONTENT });
   if (!config.SUPABASE_JWT_SECRET && !config.JWT_JWKS_URL) {
     config = { ...config, SUPABASE_JWT_SECRET: await loadOrCreateDevJwtSecret(config.EMBEDDED_PG_DATA_DIR) };
   }
-  const store = createSessionStore(sql);
-  const auth = createAuthService(config, store);
+  deps = createDependencies(config, database.url);
+  const { auth, sessionStore: store } = deps;
   const { result, tokens: first } = await auth.signIn(
     { provider: 'dev', providerUserId: email, email, displayName: values.name ?? email.split('@')[0], avatarUrl: null },
     { userAgent: 'npm run token', ipAddress: null },
@@ -70,6 +68,6 @@ try {
   console.log(JSON.stringify({ user_id: result.user.id, email, is_new_user: result.is_new_user, session_id: result.session_id, ...tokens }, null, 2));
   console.error(`\ncurl -H "Authorization: Bearer ${tokens.access_token.slice(0, 16)}…" http://${config.HOST}:${config.PORT}/auth/session`);
 } finally {
-  await sql.end();
+  await deps?.close();
   await database.stop();
 }

@@ -9,8 +9,6 @@ export interface JwtVerifierOptions {
   localJwks?: JSONWebKeySet;
   audience: string;
   issuer?: string;
-  /** Verified tokens remembered until they expire; bounded so memory stays flat. */
-  cacheSize?: number;
 }
 
 export interface VerifiedToken {
@@ -49,11 +47,9 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
           }
         }) as KeyResolver
       : ((local ?? remote) as KeyResolver | undefined);
-  const cacheSize = options.cacheSize ?? 10_000;
-  const cache = new Map<string, VerifiedToken>();
   const common = { audience: options.audience, issuer: options.issuer, requiredClaims: ['exp'] };
 
-  async function verifyUncached(token: string): Promise<VerifiedToken> {
+  async function verify(token: string): Promise<VerifiedToken> {
     const { alg } = decodeProtectedHeader(token);
     let payload: JWTPayload;
     if (alg === 'HS256' && secretKey) {
@@ -66,19 +62,6 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
     return { payload: payload as VerifiedToken['payload'], claimsJson: JSON.stringify(payload) };
   }
 
-  return {
-    async verify(token: string): Promise<VerifiedToken> {
-      const hit = cache.get(token);
-      const now = Math.floor(Date.now() / 1000);
-      if (hit) {
-        // Time-based claims are re-checked on every hit; signature and audience are not re-done.
-        if ((hit.payload.exp ?? 0) > now && (hit.payload.nbf ?? 0) <= now) return hit;
-        cache.delete(token);
-      }
-      const verified = await verifyUncached(token);
-      if (cache.size >= cacheSize) cache.delete(cache.keys().next().value!);
-      cache.set(token, verified);
-      return verified;
-    },
-  };
+  // Verified on every request: nothing about a token is kept between requests (the keys are).
+  return { verify };
 }

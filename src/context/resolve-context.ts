@@ -77,7 +77,7 @@ async function userContext(token: string, verifier: JwtVerifier, via: 'bearer' |
   } catch {
     throw unauthorized('Invalid or expired access token');
   }
-  const { payload, claimsJson } = verified;
+  const { payload } = verified;
   // A Supabase anon-key token identifies no user: the caller stays anonymous.
   if (payload.role === 'anon') return ANONYMOUS;
   if (payload.role !== 'authenticated' || typeof payload.sub !== 'string' || !UUID.test(payload.sub)) {
@@ -92,15 +92,28 @@ async function userContext(token: string, verifier: JwtVerifier, via: 'bearer' |
   if (payload.session_id !== undefined && (typeof payload.session_id !== 'string' || !UUID.test(payload.session_id))) {
     throw unauthorized('Access token carries a malformed session_id');
   }
-  const sessionId = typeof payload.session_id === 'string' ? payload.session_id : null;
+  const { userId, sessionId, claimsJson } = canonicalIds(payload as typeof payload & { sub: string; session_id?: string }, verified.claimsJson);
   return {
     kind: 'user',
     role: roleFromClaims(userRole as UserRoleClaim, plan as SubscriptionPlan),
-    userId: payload.sub,
+    userId,
     sessionId,
     via,
     db: { role: 'authenticated', claims: claimsJson },
   };
+}
+
+/**
+ * UUIDs compare case-insensitively in the database but not as text: the one place where a
+ * token's `sub` and `session_id` become lower case, for the rate-limit key, the logs and the
+ * claims the database sees alike.
+ */
+function canonicalIds(payload: { sub: string; session_id?: string }, claimsJson: string) {
+  const userId = payload.sub.toLowerCase();
+  const sessionId = payload.session_id?.toLowerCase() ?? null;
+  if (userId === payload.sub && sessionId === (payload.session_id ?? null)) return { userId, sessionId, claimsJson };
+  const canonical = { ...payload, sub: userId, ...(sessionId === null ? {} : { session_id: sessionId }) };
+  return { userId, sessionId, claimsJson: JSON.stringify(canonical) };
 }
 
 function devContext(userId: string): RequestContext {

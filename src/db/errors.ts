@@ -1,34 +1,8 @@
-import postgres from 'postgres';
-import { ApiError, type ErrorCode } from '../http/api-error.js';
-
 /**
- * The one place where SQLSTATEs become API errors. SQL raises with these codes on purpose:
- *   P0002 not found · 22023 invalid input · 42501 forbidden · 23505 conflict · 28000 unauthorized
- * Only errors our own SQL raised (plpgsql RAISE, routine `exec_stmt_raise`) show their message
- * and JSON detail. The same SQLSTATEs raised by PostgreSQL itself (a check constraint, a cast, a
- * privilege check) keep their code and status but answer with a generic message and empty
- * details: their text names relations and constraints and their detail can echo row data.
- * Anything unmapped is an INTERNAL_ERROR whose text never leaves the server.
+ * Errors that mean "the database is not reachable right now" rather than "this query failed":
+ * the adapter starts its recovery on them. Which API error a failure becomes is decided at the
+ * HTTP edge (src/http/database-errors.ts).
  */
-const SQLSTATE_TO_CODE: Record<string, ErrorCode> = {
-  P0002: 'NOT_FOUND',
-  '22023': 'VALIDATION_ERROR', // invalid_parameter_value, raised by api functions
-  '22P02': 'VALIDATION_ERROR', // invalid_text_representation (bad uuid, number)
-  '22007': 'VALIDATION_ERROR', // invalid_datetime_format
-  '22008': 'VALIDATION_ERROR', // datetime_field_overflow
-  '22001': 'VALIDATION_ERROR', // string_data_right_truncation
-  '22P05': 'VALIDATION_ERROR', // untranslatable_character (e.g. \u0000 in jsonb)
-  '22021': 'VALIDATION_ERROR', // character_not_in_repertoire (e.g. a NUL byte in text)
-  '22003': 'VALIDATION_ERROR', // numeric_value_out_of_range
-  '23514': 'VALIDATION_ERROR', // check_violation
-  '23503': 'VALIDATION_ERROR', // foreign_key_violation (e.g. unknown verb)
-  '42501': 'FORBIDDEN',
-  '23505': 'CONFLICT',
-  '28000': 'UNAUTHORIZED',
-  '57014': 'SERVICE_UNAVAILABLE', // statement timeout: the database is overloaded
-};
-
-/** Errors that mean "the database is not reachable right now" rather than "this query failed". */
 const CONNECTION_ERROR_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH',
   'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED',
@@ -38,46 +12,4 @@ const CONNECTION_ERROR_CODES = new Set([
 export function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && CONNECTION_ERROR_CODES.has(code);
-}
-
-export function toApiError(error: unknown): ApiError | undefined {
-  if (error instanceof ApiError) return error;
-  if (isConnectionError(error)) {
-    return new ApiError('SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly', {}, { 'Retry-After': '1' });
-  }
-  if (error instanceof postgres.PostgresError) {
-    const code = SQLSTATE_TO_CODE[error.code];
-    if (!code) return undefined;
-    if (code === 'SERVICE_UNAVAILABLE') return new ApiError(code, 'The database took too long to answer', {}, { 'Retry-After': '1' });
-    if (isRaisedByOurSql(error)) return new ApiError(code, error.message, parseDetail(error.detail));
-    return new ApiError(code, GENERIC_MESSAGE[code] ?? 'The request could not be processed', {});
-  }
-  return undefined;
-}
-
-/** Messages for errors PostgreSQL raised on its own: nothing from the database is echoed. */
-const GENERIC_MESSAGE: Partial<Record<ErrorCode, string>> = {
-  NOT_FOUND: 'Not found',
-  VALIDATION_ERROR: 'A value in the request is invalid',
-  FORBIDDEN: 'Not allowed',
-  CONFLICT: 'The request conflicts with existing data',
-  UNAUTHORIZED: 'Authentication required',
-};
-
-/**
- * True when a plpgsql RAISE in our migrations produced the error (postgres.js exposes the
- * server's `routine` field; built-in errors name the C function that failed instead).
- */
-export function isRaisedByOurSql(error: unknown): boolean {
-  return error instanceof postgres.PostgresError && error.routine === 'exec_stmt_raise';
-}
-
-function parseDetail(detail: string | undefined): Record<string, unknown> {
-  if (!detail) return {};
-  try {
-    const parsed: unknown = JSON.parse(detail);
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : { detail };
-  } catch {
-    return { detail };
-  }
 }

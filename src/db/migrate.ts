@@ -10,6 +10,26 @@ export interface MigrationResult {
   skipped: number;
 }
 
+/** The version of the migration that replaced the first 30 (squashed before the first release). */
+export const BASELINE_VERSION = '20261124000000';
+
+/**
+ * A database migrated with the history the baseline replaced has every object already but not
+ * the baseline's record, and applying the baseline over it would fail halfway. Say what to do.
+ */
+function refuseSquashedHistory(done: Set<string>, files: string[]): void {
+  if (done.size === 0 || done.has(BASELINE_VERSION)) return;
+  if (![...done].some((version) => version < BASELINE_VERSION)) return;
+  if (!files.some((file) => file.startsWith(`${BASELINE_VERSION}_`))) return;
+  throw new Error(
+    'This database was migrated with the migration history that was squashed into ' +
+      `${BASELINE_VERSION}_baseline.sql before the first release, so it cannot be upgraded in place. ` +
+      'For the embedded development database, stop the API and delete its data directory ' +
+      '(EMBEDDED_PG_DATA_DIR, default .data/postgres); the next `npm start` recreates it with the demo content. ' +
+      'For a database whose data you must keep, dump the data, recreate the database, apply the migrations and restore the data.',
+  );
+}
+
 /**
  * Applies pending files of supabase/migrations, each in its own transaction, recording them in
  * `supabase_migrations.schema_migrations` exactly as the supabase CLI does, so
@@ -30,6 +50,7 @@ export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promis
       (await sql<{ version: string }[]>`select version from supabase_migrations.schema_migrations`).map((r) => r.version),
     );
     const files = (await readdir(dir)).filter((f) => MIGRATION_FILE.test(f)).sort();
+    refuseSquashedHistory(done, files);
     const applied: string[] = [];
     for (const file of files) {
       const [, version, name] = MIGRATION_FILE.exec(file)!;

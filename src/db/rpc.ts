@@ -1,7 +1,8 @@
 import type { Database } from './database.types.js';
 
 /**
- * The data-access port: every request reaches the database through one api function call.
+ * The data-access port: every request reaches the database through one statement, which checks
+ * the caller's session and runs one api function.
  * Handlers never see SQL; the adapter decides how the call travels (see postgres-rpc.ts).
  */
 
@@ -17,15 +18,37 @@ export type ApiFunctions = Database['api']['Functions'];
 export type ApiFunctionName = keyof ApiFunctions & string;
 export type ApiArgs<F extends ApiFunctionName> = ApiFunctions[F]['Args'];
 
+/** The api functions that read snapshot content: they take an optional `snapshot_id`. */
+export type SnapshotFunctionName = {
+  [F in ApiFunctionName]: 'snapshot_id' extends keyof ApiArgs<F> ? F : never;
+}[ApiFunctionName];
+
+/** What a snapshot read answers: the snapshot that answered, and its body unless the client holds it. */
+export interface SnapshotRead {
+  /** Changes whenever the body could: the snapshot id (or, before any publish, a digest of them all). */
+  version: string;
+  snapshot_id: string | null;
+  /** null only when `version` is one of the client's versions and the server holds no body for it. */
+  body: string | null;
+}
+
 export interface Rpc {
   /** Calls `api.<fn>` with named arguments as `caller`; resolves to the JSON text it returns. */
   call<F extends ApiFunctionName>(fn: F, args: ApiArgs<F>, caller: DbCaller): Promise<string>;
-  /** Resolves when the database answers a trivial query within the health timeout. */
-  ping(): Promise<void>;
-  close(): Promise<void>;
   /**
-   * This process changed a session (refresh, logout, cleanup): an adapter that vouches for
-   * sessions in memory (cached-rpc.ts) must ask the database again.
+   * A read of snapshot content in one statement: the session check, which snapshot answers
+   * (as `caller`), and `api.<fn>` pinned to it, unless the server's snapshot cache or the
+   * client (`clientVersions`, from If-None-Match) already holds that version's body.
    */
-  forgetSessions?(): void;
+  readSnapshot<F extends SnapshotFunctionName>(fn: F, args: ApiArgs<F>, caller: DbCaller, clientVersions?: readonly string[]): Promise<SnapshotRead>;
+  /** What the health endpoints report: each part the API depends on, ok or not. */
+  health(): Promise<HealthChecks>;
+}
+
+export type HealthState = 'ok' | 'unavailable';
+export interface HealthChecks {
+  /** The database answers. */
+  database: HealthState;
+  /** Sign-in, refresh, logout and cleanup can run: their functions answer on the same pool. */
+  sessions: HealthState;
 }

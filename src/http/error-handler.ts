@@ -1,14 +1,14 @@
 import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { Logger } from 'pino';
-import { ApiError } from './api-error.js';
 import postgres from 'postgres';
-import { isRaisedByOurSql, toApiError } from '../db/errors.js';
+import { ApiError } from './api-error.js';
+import { fromDatabaseError, isRaisedByOurSql } from './database-errors.js';
 
 /** Turns anything thrown into the `{error:{code,message,details}}` envelope. */
 export function createErrorHandler(logger: Logger): ErrorHandler {
   return (error, c) => {
-    const apiError = toApiError(error) ?? fromHttpException(error);
+    const apiError = error instanceof ApiError ? error : (fromDatabaseError(error) ?? fromHttpException(error));
     if (apiError) {
       // A built-in database error answered generically: keep its text in the log only.
       if (error instanceof postgres.PostgresError && !isRaisedByOurSql(error)) {

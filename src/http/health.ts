@@ -1,31 +1,28 @@
 import { createRoute } from '@hono/zod-openapi';
-import type { Rpc } from '../db/rpc.js';
 import type { createRouter } from './router.js';
 import { HealthSchema, jsonContent } from './schemas.js';
 
 /**
- * Adds `GET /health` to an area's router: 200 `{status:"ok",checks:{database:"ok"}}`, or 503
- * naming the failing check. Each area shares this one implementation.
+ * Adds `GET /health` to an area's router: 200 `{status:"ok",checks:{database:"ok",sessions:"ok"}}`,
+ * or 503 naming the failing check (`sessions`: what sign-in, refresh, logout and cleanup need).
+ * Each area shares this one implementation.
  */
-export function addHealthRoute(router: ReturnType<typeof createRouter>, rpc: Rpc, tag: string) {
+export function addHealthRoute(router: ReturnType<typeof createRouter>, tag: string) {
   const route = createRoute({
     method: 'get',
     path: '/health',
     tags: [tag],
     summary: `${tag} health`,
-    description: 'Checks that the database answers. Never cached.',
+    description: 'Checks that the database answers and that the session functions sign-in needs run on the same pool. Never cached.',
     responses: {
       200: jsonContent(HealthSchema, 'Healthy'),
-      503: jsonContent(HealthSchema, 'The database is unreachable'),
+      503: jsonContent(HealthSchema, 'The database (or the session functions) cannot be reached'),
     },
   });
   router.openapi(route, async (c) => {
     c.header('Cache-Control', 'no-store');
-    try {
-      await rpc.ping();
-      return c.json({ status: 'ok' as const, checks: { database: 'ok' as const } }, 200);
-    } catch {
-      return c.json({ status: 'unavailable' as const, checks: { database: 'unavailable' as const } }, 503);
-    }
+    const checks = await c.var.services.rpc.health();
+    if (checks.database === 'ok' && checks.sessions === 'ok') return c.json({ status: 'ok' as const, checks }, 200);
+    return c.json({ status: 'unavailable' as const, checks }, 503);
   });
 }

@@ -5,16 +5,7 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import type { AppEnv } from './env.js';
 import { ApiError } from './api-error.js';
 import { hasPermission, type Role } from '../context/permissions.js';
-
-/**
- * Where request counts live. The in-memory store (default) is per process; several API
- * instances share budgets by plugging in a shared store (e.g. Redis INCR+EXPIRE, or a Postgres
- * upsert on (key, window) — see docs/auth.md).
- */
-export interface RateLimitStore {
-  /** Counts one request for `key` in the fixed window of `windowMs`; returns the new count and window end. */
-  hit(key: string, windowMs: number): Promise<{ count: number; resetAt: number }> | { count: number; resetAt: number };
-}
+import type { RateLimitCount, RateLimitStore } from '../db/rate-limit-store.js';
 
 /** Most keys the in-memory store holds at once (see createMemoryRateLimitStore). */
 export const MEMORY_STORE_MAX_KEYS = 100_000;
@@ -30,8 +21,14 @@ export function createMemoryRateLimitStore(now: () => number = Date.now, maxKeys
   const sweep = (t: number) => {
     for (const [k, v] of counters) if (v.resetAt <= t) counters.delete(k);
   };
+  const windowEnd = (t: number, windowMs: number) => (Math.floor(t / windowMs) + 1) * windowMs;
   return {
     size: () => counters.size,
+    peek(key, windowMs): RateLimitCount {
+      const t = now();
+      const entry = counters.get(key);
+      return entry && entry.resetAt > t ? { ...entry } : { count: 0, resetAt: windowEnd(t, windowMs) };
+    },
     hit(key, windowMs) {
       const t = now();
       if (t >= nextSweep) {
@@ -48,7 +45,7 @@ export function createMemoryRateLimitStore(now: () => number = Date.now, maxKeys
             counters.delete(k);
           }
         }
-        entry = { count: 0, resetAt: (Math.floor(t / windowMs) + 1) * windowMs };
+        entry = { count: 0, resetAt: windowEnd(t, windowMs) };
         counters.set(key, entry);
       }
       entry.count += 1;
@@ -63,23 +60,37 @@ export interface RateLimitOptions {
   /** Requests per window by role; 0 = unlimited. SERVICE and BYPASS_RATE_LIMITS holders are exempt. */
   budgets: Partial<Record<Role, number>>;
   trustProxy: boolean;
-  store?: RateLimitStore;
+  store: RateLimitStore;
+  /** Paths never limited (POST /auth/logout: ending a session must always be possible). */
+  exempt?: (method: string, path: string) => boolean;
 }
 
 /**
  * Per-caller budgets: anonymous callers by IP address, users by id. Every limited response
  * carries RateLimit-Limit/Remaining/Reset and RateLimit-Policy; a 429 adds Retry-After.
+ *
+ * A signed-in caller is charged only after its session check passed (the database runs it in
+ * the request's own statement): before the handler the budget is only looked at, after it the
+ * request is counted, unless the token was refused (401). A refused token is counted as an
+ * anonymous request of its address instead, so a stolen or logged-out token costs the user's
+ * live sessions nothing. Anonymous callers are counted up front, as there is nothing to check.
+ * Concurrent requests of one user may overshoot the budget by the requests in flight, and a
+ * token whose user has spent the budget gets 429 before its session is checked.
  */
 export function rateLimit(options: RateLimitOptions): MiddlewareHandler<AppEnv> {
-  const store = options.store ?? createMemoryRateLimitStore();
+  const { store } = options;
   const windowMs = options.windowSeconds * 1000;
   return async (c, next) => {
     const context = c.get('context');
-    if (!options.enabled || hasPermission(context.role, 'BYPASS_RATE_LIMITS')) return next();
+    if (!options.enabled || hasPermission(context.role, 'BYPASS_RATE_LIMITS') || options.exempt?.(c.req.method, c.req.path)) return next();
     const limit = options.budgets[context.role] ?? 0;
     if (limit <= 0) return next();
-    const key = context.userId && context.kind !== 'anonymous' ? `user:${context.userId}` : `ip:${addressKey(clientIp(c, options.trustProxy))}`;
-    const { count, resetAt } = await store.hit(storeKey(key), windowMs);
+    const addressStoreKey = () => storeKey(`ip:${addressKey(clientIp(c, options.trustProxy))}`);
+    const signedIn = context.userId !== null && context.kind !== 'anonymous';
+    const key = signedIn ? storeKey(`user:${context.userId}`) : addressStoreKey();
+    // This request counted: the anonymous one now, a signed-in one as if it will pass.
+    const { count: used, resetAt } = signedIn ? await store.peek(key, windowMs) : await store.hit(key, windowMs);
+    const count = signedIn ? used + 1 : used;
     const resetSeconds = Math.max(Math.ceil((resetAt - Date.now()) / 1000), 0);
     const headers = {
       'RateLimit-Limit': String(limit),
@@ -93,6 +104,12 @@ export function rateLimit(options: RateLimitOptions): MiddlewareHandler<AppEnv> 
     // Prepared before the handler runs, so they land on the response as it is built.
     for (const [name, value] of Object.entries(headers)) c.header(name, value);
     await next();
+    if (!signedIn) return;
+    try {
+      await store.hit(c.res.status === 401 ? addressStoreKey() : key, windowMs);
+    } catch {
+      // The shared store is unreachable (so is the database the request needed): not counted.
+    }
   };
 }
 

@@ -1,18 +1,32 @@
-import type { Context } from 'hono';
+import type { Context, TypedResponse } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
- * Sends JSON text built by SQL as it is: no parse and re-serialise on the hot path.
- * The route's response schema is still the contract; the HTTP tests validate every body
- * against it. The cast lets typed zod-openapi handlers return the passthrough response.
+ * A response whose body is JSON text the compiler cannot see. Its body type is `never`, so it
+ * fits the JSON body a route declares for `S`, whatever that is: only the status is checked.
  */
-export function sendJsonText(
+export type JsonTextResponse<S extends ContentfulStatusCode> = Response & TypedResponse<never, S, 'json'>;
+
+/**
+ * Sends JSON text built by SQL as it is: no parse and re-serialise on the hot path.
+ *
+ * Typed the way Hono types `c.json()`: a plain Response at run time, a TypedResponse to the
+ * compiler. So a typed handler (`RouteHandler<typeof route, AppEnv>`) returns it as is, and a
+ * status its route does not declare is a compile error. The body's shape is SQL's to keep:
+ * the HTTP tests validate every body against the route's contract.
+ *
+ * @example
+ *   export const getMetadata: RouteHandler<typeof routes.getMetadata, AppEnv> = async (c) =>
+ *     sendJsonText(c, await c.var.services.rpc.call('get_metadata', {}, c.var.context.db), 200);
+ */
+export function sendJsonText<S extends ContentfulStatusCode = 200>(
   c: Context,
   body: string,
-  status: ContentfulStatusCode = 200,
-  headers: Record<string, string> = {},
-): never {
-  return c.body(body, status, { 'Content-Type': JSON_TYPE, ...headers }) as never;
+  status?: S,
+  headers?: Record<string, string>,
+): JsonTextResponse<S>;
+export function sendJsonText(c: Context, body: string, status: ContentfulStatusCode = 200, headers: Record<string, string> = {}): Response {
+  return c.body(body, status, { 'Content-Type': JSON_TYPE, ...headers });
 }

@@ -101,7 +101,7 @@ export const PaginationMetaSchema = z
 export const HealthSchema = z
   .object({
     status: z.enum(['ok', 'unavailable']),
-    checks: z.object({ database: z.enum(['ok', 'unavailable']) }),
+    checks: z.object({ database: z.enum(['ok', 'unavailable']), sessions: z.enum(['ok', 'unavailable']) }),
   })
   .openapi('Health');
 

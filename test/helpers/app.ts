@@ -1,7 +1,8 @@
 import { Writable } from 'node:stream';
 import { createApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { createRpcFromConfig, createVerifierFromConfig } from '../../src/deps.js';
+import { createDependencies, type Dependencies } from '../../src/deps.js';
+import type { Rpc } from '../../src/db/rpc.js';
 import { createLogger } from '../../src/logger.js';
 import { createContractChecker } from './contract.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
@@ -29,14 +30,22 @@ export interface TestApp {
   app: ReturnType<typeof createApp>;
   db: TestDatabase;
   config: Config;
+  /** What the app was built from, exactly as `npm start` builds it. */
+  deps: Dependencies;
   /** Every log line the app wrote, parsed. */
   logs: Record<string, unknown>[];
   close(): Promise<void>;
 }
 
 /**
- * The real application on its own fresh database; requests go through `app.request()`.
- * `env` overrides configuration variables exactly as the process environment would.
+ * The real application on its own fresh database, composed by createDependencies as `npm start`
+ * composes it; requests go through `app.request()`. `env` overrides configuration variables
+ * exactly as the process environment would.
+ *
+ * Rate limits are on, as in production. Requests made through `app.request()` have no socket,
+ * so every anonymous request of a file shares one address; the budgets are raised (through the
+ * same variables an operator sets) so that a suite's hundreds of requests never reach them.
+ * The rate-limit tests set their own budgets.
  */
 export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const db = await createTestDatabase();
@@ -46,11 +55,9 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     SUPABASE_JWT_SECRET: TEST_JWT_SECRET,
     SERVICE_AUTH_SECRET: TEST_SERVICE_SECRET,
     DATABASE_URL: db.url,
-    // Suites make hundreds of requests from one address; the rate-limit tests opt back in.
-    RATE_LIMITS_ENABLED: 'false',
-    // Suites write content and read it back at once; a notification can take a few ms to
-    // arrive, so the in-memory reads are tested on their own (test/db/cached-rpc.test.ts).
-    DB_LISTEN_CHANGES: 'false',
+    RATE_LIMIT_ANONYMOUS: '100000',
+    RATE_LIMIT_FREE_USER: '100000',
+    RATE_LIMIT_PREMIUM_USER: '100000',
     ...env,
   });
   const logs: Record<string, unknown>[] = [];
@@ -60,18 +67,47 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
       callback();
     },
   });
-  const rpc = createRpcFromConfig(config, db.url, { poolMax: 4 });
-  const verifier = createVerifierFromConfig(config);
-  const app = createApp({ config, rpc, logger: createLogger(config.LOG_LEVEL, sink), verifier });
+  const deps = createDependencies(config, db.url);
+  const app = createApp({ ...deps, logger: createLogger(config.LOG_LEVEL, sink) });
   checkContracts(app);
   return {
     app,
     db,
     config,
+    deps,
     logs,
     async close() {
-      await rpc.close();
+      await deps.close();
       await db.drop();
     },
   };
+}
+
+/** Where the offline apps below point: nothing listens on port 9, so a query fails to connect. */
+export const UNREACHABLE_DATABASE_URL = 'postgres://postgres:x@127.0.0.1:9/none';
+
+/**
+ * The application composed as `npm start` composes it, without a database: for tests of the
+ * HTTP pipeline itself. `rpc` replaces the given rpc methods (e.g. a call that throws); anything
+ * else reaching the database fails to connect, as it would with Postgres down.
+ */
+export function createOfflineApp(rpc: Partial<Rpc> = {}, env: Record<string, string> = {}) {
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    SUPABASE_JWT_SECRET: TEST_JWT_SECRET,
+    SERVICE_AUTH_SECRET: TEST_SERVICE_SECRET,
+    DATABASE_URL: UNREACHABLE_DATABASE_URL,
+    DB_CONNECT_TIMEOUT_S: '1',
+    ...env,
+  });
+  const logs: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, callback) {
+      for (const line of String(chunk).split('\n')) if (line.trim()) logs.push(JSON.parse(line));
+      callback();
+    },
+  });
+  const deps = createDependencies(config, config.DATABASE_URL!);
+  const app = createApp({ ...deps, rpc: { ...deps.rpc, ...rpc }, logger: createLogger('info', sink) });
+  return { app, deps, logs, close: () => deps.close() };
 }

@@ -1,8 +1,6 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAuthService } from '../../src/auth/auth-service.js';
-import { createSessionStore } from '../../src/auth/session-store.js';
 import { loadConfig } from '../../src/config.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { signToken } from '../helpers/tokens.js';
@@ -21,7 +19,7 @@ afterAll(async () => {
 
 describe('auth routes: ES256 access tokens', () => {
   it('signs ES256 access tokens that /auth/jwks.json verifies and the API accepts', async () => {
-    const auth = createAuthService(t.config, createSessionStore(t.db.sql));
+    const { auth } = t.deps;
     const { tokens } = await auth.signIn(
       { provider: 'google', providerUserId: randomUUID(), email: 'es@example.com', displayName: 'Es', avatarUrl: null },
       { userAgent: null, ipAddress: null },

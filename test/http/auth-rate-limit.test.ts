@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addressKey, createMemoryRateLimitStore, storeKey } from '../../src/http/rate-limit.js';
 import { createApp } from '../../src/app.js';
-import { createJwtVerifier } from '../../src/context/jwt.js';
-import { createPostgresRpc } from '../../src/db/postgres-rpc.js';
+import { createDependencies } from '../../src/deps.js';
 import { createLogger } from '../../src/logger.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { TEST_JWT_SECRET, TEST_SERVICE_SECRET, testUser } from '../helpers/tokens.js';
+import { TEST_SERVICE_SECRET, testUser } from '../helpers/tokens.js';
 
 let t: TestApp;
 let off: TestApp;
@@ -116,14 +115,10 @@ describe('auth routes: rate limits', () => {
 
   it('the postgres store shares one budget between API instances on the same database', async () => {
     const shared = await createTestApp({ RATE_LIMITS_ENABLED: 'true', RATE_LIMIT_STORE: 'postgres', RATE_LIMIT_WINDOW_S: '3600', RATE_LIMIT_ANONYMOUS: '2', RATE_LIMIT_TRUST_PROXY: 'true' });
-    const rpc = createPostgresRpc({ url: shared.db.url, poolMax: 2, statementTimeoutMs: 5000, connectTimeoutSeconds: 3 });
+    // A second instance on the same database, composed as `npm start` composes it.
+    const secondDeps = createDependencies(shared.config, shared.db.url);
     try {
-      const second = createApp({
-        config: shared.config,
-        rpc,
-        logger: createLogger('silent'),
-        verifier: createJwtVerifier({ secret: TEST_JWT_SECRET, audience: 'authenticated' }),
-      });
+      const second = createApp({ ...secondDeps, logger: createLogger('silent') });
       const ip = { 'x-forwarded-for': '192.0.2.77' };
       expect((await shared.app.request('/metadata', { headers: ip })).status).toBe(200);
       expect((await second.request('/metadata', { headers: ip })).status).toBe(200);
@@ -141,7 +136,7 @@ describe('auth routes: rate limits', () => {
       expect(keys.map((k) => k.key)).toEqual([storeKey(`ip:${'z'.repeat(300)}`)]);
       expect(keys[0].key.length).toBeLessThanOrEqual(64);
     } finally {
-      await rpc.close();
+      await secondDeps.close();
       await shared.close();
     }
   });

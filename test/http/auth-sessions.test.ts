@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAuthService } from '../../src/auth/auth-service.js';
-import { createSessionStore } from '../../src/auth/session-store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { signIn } from '../helpers/sessions.js';
 import { TEST_JWT_SECRET } from '../helpers/tokens.js';
@@ -13,7 +11,7 @@ let noGrace: TestApp;
 
 beforeAll(async () => {
   // With the in-memory public reads on: a token must still be checked in the database.
-  t = await createTestApp({ JWT_ISSUER: ISSUER, AUTH_ALLOWED_REDIRECT_ORIGINS: 'https://app.example.com', DB_LISTEN_CHANGES: 'true' });
+  t = await createTestApp({ JWT_ISSUER: ISSUER, AUTH_ALLOWED_REDIRECT_ORIGINS: 'https://app.example.com' });
   noGrace = await createTestApp({ JWT_ISSUER: ISSUER, REFRESH_REUSE_GRACE_S: '0' });
 });
 afterAll(async () => {
@@ -242,8 +240,7 @@ describe('auth routes: tokens and sessions', () => {
     const fresh = await signIn(t);
     await t.db.sql`update app.sessions set access_expires_at = now() - interval '1 hour', last_activity_at = now() - interval '8 days' where id = ${stale.sessionId}`;
     await t.db.sql`update app.sessions set access_expires_at = now() - interval '1 hour', last_activity_at = now() - interval '2 hours' where id = ${expiredButRefreshable.sessionId}`;
-    const auth = createAuthService(t.config, createSessionStore(t.db.sql));
-    const result = await auth.cleanup();
+    const result = await t.deps.cleanup();
     expect(result.sessions_deactivated).toBeGreaterThanOrEqual(1);
     const rows = await t.db.sql`select id, active from app.sessions where id in ${t.db.sql([stale.sessionId, expiredButRefreshable.sessionId, fresh.sessionId])}`;
     const active = Object.fromEntries(rows.map((r) => [r.id, r.active]));

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toApiError } from '../../src/db/errors.js';
+import { fromDatabaseError } from '../../src/http/database-errors.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 let db: TestDatabase;
@@ -26,7 +26,7 @@ describe('database errors', () => {
       `do $$ begin raise exception using errcode = '22023', message = 'verb must be one of the learning verbs', detail = '{"field":"verb"}'; end $$`,
     );
     expect((error as { routine?: string }).routine).toBe('exec_stmt_raise');
-    expect(toApiError(error)?.toEnvelope()).toEqual({
+    expect(fromDatabaseError(error)?.toEnvelope()).toEqual({
       error: { code: 'VALIDATION_ERROR', message: 'verb must be one of the learning verbs', details: { field: 'verb' } },
     });
   });
@@ -40,7 +40,7 @@ describe('database errors', () => {
   ])('answers a built-in %s with its code, a generic message and no details', async (_name, query, code, status) => {
     const error = await failure(query);
     expect((error as { routine?: string }).routine).not.toBe('exec_stmt_raise');
-    const api = toApiError(error)!;
+    const api = fromDatabaseError(error)!;
     expect(api.code).toBe(code);
     expect(api.status).toBe(status);
     expect(api.details).toEqual({});
@@ -51,6 +51,6 @@ describe('database errors', () => {
   });
 
   it('leaves unmapped built-in errors to the INTERNAL_ERROR handler', async () => {
-    expect(toApiError(await failure('select 1/0'))).toBeUndefined();
+    expect(fromDatabaseError(await failure('select 1/0'))).toBeUndefined();
   });
 });

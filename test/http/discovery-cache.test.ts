@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BodyCache, matchesIfNoneMatch, snapshotEtag } from '../../src/http/cache.js';
+import { callKey, SnapshotCache } from '../../src/db/snapshot-cache.js';
+import { ifNoneMatch, snapshotEtag } from '../../src/http/cache.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { insertCatalog } from '../helpers/content.js';
 
@@ -33,28 +34,34 @@ describe('discovery routes: caching of immutable snapshot content', () => {
     expect(after.data.map((d: { slug: string }) => d.slug)).toEqual(['data', 'web']);
   });
 
-  it('BodyCache evicts the least recently used bodies beyond its byte budget and skips oversized ones', () => {
-    const cache = new BodyCache(40, 20); // bytes: 2 per character
-    cache.set('a', 'aaaaaaaa'); // 16 bytes
-    cache.set('b', 'bbbbbbbb'); // 32
-    expect(cache.get('a')).toBe('aaaaaaaa'); // a is now the most recent
-    cache.set('c', 'cccccccc'); // 48 > 40: evicts b
-    expect(cache.get('b')).toBeUndefined();
-    expect(cache.get('a')).toBe('aaaaaaaa');
-    expect(cache.get('c')).toBe('cccccccc');
-    cache.set('huge', 'x'.repeat(11)); // 22 > 20 per entry
-    expect(cache.get('huge')).toBeUndefined();
+  it('the snapshot cache evicts the least recently used bodies beyond its byte budget and skips oversized ones', () => {
+    const call = callKey('list_domains', {});
+    const size = (body: string) => (body.length + call.length) * 2; // UTF-16, key included
+    const cache = new SnapshotCache(size('aaaaaaaa') * 2 + 4, size('aaaaaaaa') + 4);
+    cache.set(call, 'v1', 'aaaaaaaa');
+    cache.set(call, 'v2', 'bbbbbbbb');
+    expect([...cache.heldFor(call).keys()]).toEqual(['v1', 'v2']); // both now recently used, v1 first
+    cache.heldFor(callKey('list_domains', { page: 2 })); // another call: nothing held
+    expect(cache.heldFor(call).get('v1')).toBe('aaaaaaaa');
+    cache.set(call, 'v3', 'cccccccc'); // over budget: the least recently used (v1) goes
+    expect([...cache.heldFor(call).keys()].sort()).toEqual(['v2', 'v3']);
+    cache.set(call, 'v4', 'x'.repeat(20)); // larger than one entry may be
+    expect(cache.heldFor(call).has('v4')).toBe(false);
     expect(cache.size).toBe(2);
   });
 
-  it('the ETag ignores snapshot_id and key order; If-None-Match compares weakly and accepts *', () => {
+  it('the ETag carries the version in clear and ignores snapshot_id and key order; If-None-Match compares weakly and accepts *', () => {
     const tag = snapshotEtag('v1', 'list_domains', { page: 1, per_page: 20, snapshot_id: 'x' });
+    expect(tag.startsWith('"v1.')).toBe(true);
     expect(snapshotEtag('v1', 'list_domains', { per_page: 20, page: 1 })).toBe(tag);
     expect(snapshotEtag('v2', 'list_domains', { per_page: 20, page: 1 })).not.toBe(tag);
     expect(snapshotEtag('v1', 'get_domain', { per_page: 20, page: 1 })).not.toBe(tag);
-    expect(matchesIfNoneMatch(`W/${tag}`, tag)).toBe(true);
-    expect(matchesIfNoneMatch('*', tag)).toBe(true);
-    expect(matchesIfNoneMatch('"nope", "other"', tag)).toBe(false);
-    expect(matchesIfNoneMatch(undefined, tag)).toBe(false);
+    const args = { page: 1, per_page: 20 };
+    expect(ifNoneMatch(`W/${tag}`, 'list_domains', args)).toEqual({ any: false, versions: ['v1'] });
+    expect(ifNoneMatch(`"other", ${snapshotEtag('v2', 'list_domains', args)}, ${tag}`, 'list_domains', args)).toEqual({ any: false, versions: ['v2', 'v1'] });
+    expect(ifNoneMatch('*', 'list_domains', args)).toEqual({ any: true, versions: [] });
+    expect(ifNoneMatch(tag, 'get_domain', args).versions).toEqual([]);
+    expect(ifNoneMatch('"nope", "other"', 'list_domains', args).versions).toEqual([]);
+    expect(ifNoneMatch(undefined, 'list_domains', args)).toEqual({ any: false, versions: [] });
   });
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { requestJson } from '../helpers/requests.js';
 import { insertCatalog, type CatalogSpec, type InsertedCatalog } from '../helpers/content.js';
 import { signToken } from '../helpers/tokens.js';
 
@@ -60,10 +61,7 @@ describe('discovery routes', () => {
   });
   afterAll(() => t.close());
 
-  const get = async (path: string, init?: RequestInit) => {
-    const res = await t.app.request(path, init);
-    return { res, body: res.status === 304 ? null : await res.json() };
-  };
+  const get = (path: string, init?: RequestInit) => requestJson(t, path, init);
 
   describe('GET /discovery/domains', () => {
     it('returns published domains in name order with derived counts and trail previews', async () => {
@@ -332,7 +330,7 @@ describe('discovery routes', () => {
     it('public responses carry an ETag and Cache-Control; If-None-Match answers 304 with no body', async () => {
       const first = await t.app.request('/discovery/trails?domain=data');
       const etag = first.headers.get('etag');
-      expect(etag).toMatch(/^"[A-Za-z0-9_-]{32}"$/);
+      expect(etag).toMatch(/^"[0-9a-f-]{36}\.[A-Za-z0-9_-]{32}"$/); // snapshot version in clear . call digest
       expect(first.headers.get('cache-control')).toBe('public, max-age=60');
       const again = await t.app.request('/discovery/trails?domain=data', { headers: { 'If-None-Match': etag! } });
       expect(again.status).toBe(304);
@@ -430,7 +428,7 @@ describe('discovery routes', () => {
   it('GET /discovery/health answers ok with the database check', async () => {
     const res = await t.app.request('/discovery/health');
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ok', checks: { database: 'ok' } });
+    expect(await res.json()).toEqual({ status: 'ok', checks: { database: 'ok', sessions: 'ok' } });
   });
 });
 

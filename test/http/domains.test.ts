@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { requestJson } from '../helpers/requests.js';
 import { insertCatalog, type CatalogSpec, type InsertedCatalog } from '../helpers/content.js';
 
 const CATALOG: CatalogSpec = {
@@ -37,10 +38,7 @@ describe('domains routes', () => {
   });
   afterAll(() => t.close());
 
-  const get = async (path: string, init?: RequestInit) => {
-    const res = await t.app.request(path, init);
-    return { res, body: res.status === 304 ? null : await res.json() };
-  };
+  const get = (path: string, init?: RequestInit) => requestJson(t, path, init);
 
   describe('GET /discovery/domains/', () => {
     it('lists published domains only, paginated with the six meta fields (per_page max 100)', async () => {

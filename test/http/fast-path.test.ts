@@ -9,12 +9,9 @@
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
-import { createJwtVerifier } from '../../src/context/jwt.js';
 import type { Rpc } from '../../src/db/rpc.js';
-import { createLogger } from '../../src/logger.js';
-import { signToken, TEST_JWT_SECRET } from '../helpers/tokens.js';
+import { createOfflineApp } from '../helpers/app.js';
+import { signToken } from '../helpers/tokens.js';
 
 const JOURNEY_ID = '7b0c6a8e-4a59-4f0e-9d6b-3c2f1e0d9a87';
 const bodies: Record<string, string> = {
@@ -24,13 +21,17 @@ const bodies: Record<string, string> = {
 };
 
 let server: ServerType;
+let app: ReturnType<typeof createOfflineApp>['app'];
+let close: () => Promise<void>;
 let base: string;
 const onFastPath = new Map<string, boolean>();
 
 beforeAll(async () => {
-  const config = loadConfig({ NODE_ENV: 'test', SUPABASE_JWT_SECRET: TEST_JWT_SECRET, RATE_LIMITS_ENABLED: 'true' });
-  const rpc: Rpc = { call: async (fn) => bodies[fn] ?? '{}', ping: async () => undefined, close: async () => undefined };
-  const app = createApp({ config, rpc, logger: createLogger('silent'), verifier: createJwtVerifier({ secret: TEST_JWT_SECRET, audience: 'authenticated' }) });
+  const rpc: Partial<Rpc> = {
+    call: async (fn) => bodies[fn] ?? '{}',
+    readSnapshot: async (fn) => ({ version: 'v1', snapshot_id: null, body: bodies[fn] ?? '{}' }),
+  };
+  ({ app, close } = createOfflineApp(rpc));
   await new Promise<void>((resolve) => {
     server = serve(
       {
@@ -55,6 +56,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
+  await close();
 });
 
 describe('responses stay on the node-server fast path', () => {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { postJson } from '../helpers/requests.js';
 import { insertCatalog } from '../helpers/content.js';
 import { testUser } from '../helpers/tokens.js';
 
@@ -56,22 +57,14 @@ describe('free-text inputs', () => {
   });
 
   it('POST /user/me/events with a NUL in verb answers 400 VALIDATION_ERROR and records nothing', async () => {
-    const res = await t.app.request('/user/me/events', {
-      method: 'POST',
-      headers: { ...user.headers, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ spark_id: sparkId, verb: 'a\u0000b' }),
-    });
+    const res = await postJson(t, '/user/me/events', user, { spark_id: sparkId, verb: 'a\u0000b' });
     await expectRejected(res, 'verb');
     const [row] = await t.db.sql`select count(*)::int as n from app.learning_events`;
     expect(row.n).toBe(0);
   });
 
   it('POST /user/me/events with a control character in Idempotency-Key answers 400 VALIDATION_ERROR', async () => {
-    const res = await t.app.request('/user/me/events', {
-      method: 'POST',
-      headers: { ...user.headers, 'Content-Type': 'application/json', 'Idempotency-Key': `key\u0001${randomUUID()}` },
-      body: JSON.stringify({ spark_id: sparkId, verb: 'started' }),
-    });
+    const res = await postJson(t, '/user/me/events', user, { spark_id: sparkId, verb: 'started' }, { 'Idempotency-Key': `key\u0001${randomUUID()}` });
     await expectRejected(res, 'idempotency-key');
   });
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { postJson } from '../helpers/requests.js';
 import { insertCatalog, type CatalogSpec, type TrailSpec } from '../helpers/content.js';
 import { testUser } from '../helpers/tokens.js';
 
@@ -23,12 +24,7 @@ describe('journeys routes (writes and derived progress)', () => {
   });
   afterAll(() => t.close());
 
-  const post = (path: string, user: User, body: unknown, headers: Record<string, string> = {}) =>
-    t.app.request(path, {
-      method: 'POST',
-      headers: { ...user.headers, 'Content-Type': 'application/json', ...headers },
-      body: JSON.stringify(body),
-    });
+  const post = (path: string, user: User, body: unknown, headers: Record<string, string> = {}) => postJson(t, path, user, body, headers);
   const detail = async (user: User, id: string) => {
     const res = await t.app.request(`/user/me/journeys/${id}`, { headers: user.headers });
     expect(res.status).toBe(200);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { postJson } from '../helpers/requests.js';
 import { insertCatalog, type CatalogSpec } from '../helpers/content.js';
 import { signToken, testUser, TEST_SERVICE_SECRET } from '../helpers/tokens.js';
 
@@ -37,12 +38,7 @@ describe('journeys routes', () => {
   afterAll(() => t.close());
 
   const get = (path: string, user?: User) => t.app.request(path, { headers: user?.headers ?? {} });
-  const post = (path: string, user: User, body: unknown, headers: Record<string, string> = {}) =>
-    t.app.request(path, {
-      method: 'POST',
-      headers: { ...user.headers, 'Content-Type': 'application/json', ...headers },
-      body: JSON.stringify(body),
-    });
+  const post = (path: string, user: User, body: unknown, headers: Record<string, string> = {}) => postJson(t, path, user, body, headers);
   const enroll = async (user: User, trailId: string) => {
     const res = await post('/user/me/journeys', user, { trail_id: trailId });
     if (![200, 201].includes(res.status)) throw new Error(`enroll ${trailId}: ${res.status} ${await res.text()}`);

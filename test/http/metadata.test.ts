@@ -52,6 +52,6 @@ describe('metadata routes', () => {
   it('GET /metadata/health answers ok with the database check', async () => {
     const res = await t.app.request('/metadata/health');
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ok', checks: { database: 'ok' } });
+    expect(await res.json()).toEqual({ status: 'ok', checks: { database: 'ok', sessions: 'ok' } });
   });
 });

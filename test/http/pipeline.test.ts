@@ -7,30 +7,26 @@ import { loadConfig } from '../../src/config.js';
 import { createJwtVerifier } from '../../src/context/jwt.js';
 import { ROLE_PERMISSIONS } from '../../src/context/permissions.js';
 import type { Rpc } from '../../src/db/rpc.js';
-import { createPostgresRpc } from '../../src/db/postgres-rpc.js';
 import { createErrorHandler } from '../../src/http/error-handler.js';
 import { createRouter } from '../../src/http/router.js';
 import { intQuery } from '../../src/http/schemas.js';
 import { createLogger } from '../../src/logger.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createOfflineApp, createTestApp, type TestApp } from '../helpers/app.js';
 import { signToken, TEST_JWT_SECRET, TEST_SERVICE_SECRET } from '../helpers/tokens.js';
 
 const DEV_USER = '0d3c1f7e-8a6b-4c2d-9e1f-123456789abc';
 const loopback = { incoming: { socket: { remoteAddress: '127.0.0.1' } } };
 const remote = { incoming: { socket: { remoteAddress: '203.0.113.9' } } };
 
+const offline: { close(): Promise<void> }[] = [];
+afterAll(async () => {
+  await Promise.all(offline.map((app) => app.close()));
+});
+
 function appWith(rpc: Partial<Rpc>, env: Record<string, string> = {}) {
-  const config = loadConfig({ NODE_ENV: 'test', SUPABASE_JWT_SECRET: TEST_JWT_SECRET, SERVICE_AUTH_SECRET: TEST_SERVICE_SECRET, ...env });
-  const logs: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk, _e, cb) {
-      logs.push(JSON.parse(String(chunk)));
-      cb();
-    },
-  });
-  const fullRpc: Rpc = { call: async () => '{}', ping: async () => undefined, close: async () => undefined, ...rpc };
-  const verifier = createJwtVerifier({ secret: TEST_JWT_SECRET, audience: 'authenticated' });
-  return { app: createApp({ config, rpc: fullRpc, logger: createLogger('info', sink), verifier }), logs };
+  const built = createOfflineApp(rpc, env);
+  offline.push(built);
+  return built;
 }
 
 const lastRole = (logs: Record<string, unknown>[]) => logs.at(-1)?.role;
@@ -278,15 +274,26 @@ describe('request pipeline', () => {
 
   describe('health', () => {
     it('GET /metadata/health answers 503 naming the database check when the database is unreachable', async () => {
-      const rpc = createPostgresRpc({ url: 'postgres://postgres:x@127.0.0.1:9/none', poolMax: 1, statementTimeoutMs: 1000, connectTimeoutSeconds: 1, pingTimeoutMs: 1500 });
-      const { app } = appWith(rpc);
+      const { app } = appWith({});
       const res = await app.request('/metadata/health');
       expect(res.status).toBe(503);
-      expect(await res.json()).toEqual({ status: 'unavailable', checks: { database: 'unavailable' } });
+      expect(await res.json()).toEqual({ status: 'unavailable', checks: { database: 'unavailable', sessions: 'unavailable' } });
       const data = await app.request('/metadata');
       expect(data.status).toBe(503);
       expect((await data.json()).error.code).toBe('SERVICE_UNAVAILABLE');
-      await rpc.close();
+    });
+
+    it('GET /metadata/health answers 503 naming the sessions check when sign-in cannot run', async () => {
+      const healthy = await t.app.request('/metadata/health');
+      expect(await healthy.json()).toEqual({ status: 'ok', checks: { database: 'ok', sessions: 'ok' } });
+      await t.db.sql`alter function private.refresh_session(text, text, integer, integer) rename to refresh_session_moved`;
+      try {
+        const res = await t.app.request('/metadata/health');
+        expect(res.status).toBe(503);
+        expect(await res.json()).toEqual({ status: 'unavailable', checks: { database: 'ok', sessions: 'unavailable' } });
+      } finally {
+        await t.db.sql`alter function private.refresh_session_moved(text, text, integer, integer) rename to refresh_session`;
+      }
     });
   });
 });

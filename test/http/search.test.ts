@@ -259,6 +259,6 @@ describe('search routes', () => {
   it('GET /search/health answers ok without credentials', async () => {
     const res = await t.app.request('/search/health');
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ok', checks: { database: 'ok' } });
+    expect(await res.json()).toEqual({ status: 'ok', checks: { database: 'ok', sessions: 'ok' } });
   });
 });

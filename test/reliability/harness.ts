@@ -12,6 +12,7 @@ import postgres from 'postgres';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded.js';
 import { prepareDatabase } from '../../src/db/database.js';
 import { freePort, withDatabase } from '../../scripts/test-database.js';
+import { npmStartArgs } from '../../bench/start-command.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const JWT_SECRET = 'reliability-jwt-secret-0123456789abcdefghijkl';
@@ -67,11 +68,17 @@ export interface Api {
   stop(): Promise<void>;
 }
 
-/** The API as a real process (node --import tsx src/server.ts), so signals and exits are real. */
+let startArgs: string[] | undefined;
+
+/**
+ * The API as a real process, started exactly as `npm start` starts it (the same bundle and node
+ * flags; configuration only through the environment), so signals and exits are real.
+ */
 export async function startApi(env: Record<string, string>): Promise<Api> {
   const port = await freePort();
   let output = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  startArgs ??= npmStartArgs(ROOT);
+  const child = spawn(process.execPath, startArgs, {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,

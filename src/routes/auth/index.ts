@@ -1,18 +1,15 @@
-import type { Config } from '../../config.js';
-import type { Rpc } from '../../db/rpc.js';
-import type { AuthService } from '../../auth/auth-service.js';
 import { createRouter } from '../../http/router.js';
-import { authHandlers } from './auth.handlers.js';
-import { callback, getJwks, getSession, login, logout, refresh } from './auth.routes.js';
+import * as handlers from './auth.handlers.js';
+import * as routes from './auth.routes.js';
 
-export function authRouter(auth: AuthService, rpc: Rpc, config: Config) {
-  const handlers = authHandlers(auth, rpc, config);
+/** /auth: OAuth sign-in, the session, token refresh and the public keys. */
+export function authRouter() {
   const router = createRouter();
-  router.openapi(login, handlers.login);
-  router.openapi(callback, handlers.callback);
-  router.openapi(getSession, handlers.getSession);
-  router.openapi(logout, handlers.logout);
-  router.openapi(refresh, handlers.refresh);
-  router.openapi(getJwks, handlers.getJwks);
+  router.openapi(routes.login, handlers.login);
+  router.openapi(routes.callback, handlers.callback);
+  router.openapi(routes.getSession, handlers.getSession);
+  router.openapi(routes.logout, handlers.logout);
+  router.openapi(routes.refresh, handlers.refresh);
+  router.openapi(routes.getJwks, handlers.getJwks);
   return router;
 }

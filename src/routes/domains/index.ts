@@ -1,15 +1,13 @@
-import type { Rpc } from '../../db/rpc.js';
 import { createRouter } from '../../http/router.js';
-import { domainsHandlers } from './domains.handlers.js';
-import { getDomain, getDomainTrails, listDomains, listRelatedDomains } from './domains.routes.js';
+import * as handlers from './domains.handlers.js';
+import * as routes from './domains.routes.js';
 
 /** /discovery/domains (no authentication). */
-export function domainsRouter(rpc: Rpc) {
-  const handlers = domainsHandlers(rpc);
+export function domainsRouter() {
   const router = createRouter();
-  router.openapi(listDomains, handlers.listDomains);
-  router.openapi(getDomainTrails, handlers.getDomainTrails);
-  router.openapi(listRelatedDomains, handlers.listRelatedDomains);
-  router.openapi(getDomain, handlers.getDomain);
+  router.openapi(routes.listDomains, handlers.listDomains);
+  router.openapi(routes.getDomainTrails, handlers.getDomainTrails);
+  router.openapi(routes.listRelatedDomains, handlers.listRelatedDomains);
+  router.openapi(routes.getDomain, handlers.getDomain);
   return router;
 }

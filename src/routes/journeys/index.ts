@@ -1,11 +1,9 @@
-import type { Rpc } from '../../db/rpc.js';
 import { createRouter } from '../../http/router.js';
-import { journeysHandlers } from './journeys.handlers.js';
-import { enrollInTrail, getUserJourney, listUserJourneys, recordLearningEvent } from './journeys.routes.js';
+import * as handlers from './journeys.handlers.js';
+import * as routes from './journeys.routes.js';
 
 /** /user: the signed-in user's journeys and learning events. Mount at '/user'. */
-export function journeysRouter(rpc: Rpc) {
-  const handlers = journeysHandlers(rpc);
+export function journeysRouter() {
   const router = createRouter();
   // Every answer under /user is about one user, errors included: never stored by shared caches
   // or the browser. This is the one place that says so for /user (the handlers do not). Set before
@@ -15,9 +13,9 @@ export function journeysRouter(rpc: Rpc) {
     c.header('Cache-Control', 'private, no-store');
     return next();
   });
-  router.openapi(listUserJourneys, handlers.listUserJourneys);
-  router.openapi(getUserJourney, handlers.getUserJourney);
-  router.openapi(enrollInTrail, handlers.enrollInTrail);
-  router.openapi(recordLearningEvent, handlers.recordLearningEvent);
+  router.openapi(routes.listUserJourneys, handlers.listUserJourneys);
+  router.openapi(routes.getUserJourney, handlers.getUserJourney);
+  router.openapi(routes.enrollInTrail, handlers.enrollInTrail);
+  router.openapi(routes.recordLearningEvent, handlers.recordLearningEvent);
   return router;
 }

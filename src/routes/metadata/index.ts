@@ -1,14 +1,13 @@
-import type { Rpc } from '../../db/rpc.js';
 import { addHealthRoute } from '../../http/health.js';
 import { createRouter } from '../../http/router.js';
-import { metadataHandlers } from './metadata.handlers.js';
-import { getMetadata, listDifficultyLevels } from './metadata.routes.js';
+import * as handlers from './metadata.handlers.js';
+import * as routes from './metadata.routes.js';
 
-export function metadataRouter(rpc: Rpc) {
-  const handlers = metadataHandlers(rpc);
+/** /metadata (no authentication). */
+export function metadataRouter() {
   const router = createRouter();
-  router.openapi(getMetadata, handlers.getMetadata);
-  router.openapi(listDifficultyLevels, handlers.listDifficultyLevels);
-  addHealthRoute(router, rpc, 'Metadata');
+  router.openapi(routes.getMetadata, handlers.getMetadata);
+  router.openapi(routes.listDifficultyLevels, handlers.listDifficultyLevels);
+  addHealthRoute(router, 'Metadata');
   return router;
 }

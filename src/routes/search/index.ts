@@ -1,14 +1,13 @@
-import type { Rpc } from '../../db/rpc.js';
 import { addHealthRoute } from '../../http/health.js';
 import { createRouter } from '../../http/router.js';
-import { searchHandlers } from './search.handlers.js';
-import { autocomplete, searchContent } from './search.routes.js';
+import * as handlers from './search.handlers.js';
+import * as routes from './search.routes.js';
 
-export function searchRouter(rpc: Rpc) {
-  const handlers = searchHandlers(rpc);
+/** /search (a user token or the service secret). */
+export function searchRouter() {
   const router = createRouter();
-  addHealthRoute(router, rpc, 'Search');
-  router.openapi(autocomplete, handlers.autocomplete);
-  router.openapi(searchContent, handlers.searchContent);
+  addHealthRoute(router, 'Search');
+  router.openapi(routes.autocomplete, handlers.autocomplete);
+  router.openapi(routes.searchContent, handlers.searchContent);
   return router;
 }

@@ -1,18 +1,16 @@
-import type { Context } from 'hono';
-import type { Rpc } from '../../db/rpc.js';
+import type { RouteHandler } from '@hono/zod-openapi';
 import type { AppEnv } from '../../http/env.js';
 import { sendJsonText } from '../../http/respond.js';
+import type * as routes from './snapshots.routes.js';
 
 // Snapshots change with every promote or rollback: callers must not keep stale copies.
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
-type Query = { page: number; per_page: number; status?: string };
+export const listSnapshots: RouteHandler<typeof routes.listSnapshots, AppEnv> = async (c) =>
+  sendJsonText(c, await c.var.services.rpc.call('list_snapshots', c.req.valid('query'), c.var.context.db), 200, NO_STORE);
 
-export const snapshotsHandlers = (rpc: Rpc) => ({
-  listSnapshots: async (c: Context<AppEnv>, query: Query) =>
-    sendJsonText(c, await rpc.call('list_snapshots', query, c.get('context').db), 200, NO_STORE),
-  getCurrentSnapshot: async (c: Context<AppEnv>) =>
-    sendJsonText(c, await rpc.call('get_current_snapshot', {}, c.get('context').db), 200, NO_STORE),
-  getSnapshot: async (c: Context<AppEnv>, id: string) =>
-    sendJsonText(c, await rpc.call('get_snapshot', { id }, c.get('context').db), 200, NO_STORE),
-});
+export const getCurrentSnapshot: RouteHandler<typeof routes.getCurrentSnapshot, AppEnv> = async (c) =>
+  sendJsonText(c, await c.var.services.rpc.call('get_current_snapshot', {}, c.var.context.db), 200, NO_STORE);
+
+export const getSnapshot: RouteHandler<typeof routes.getSnapshot, AppEnv> = async (c) =>
+  sendJsonText(c, await c.var.services.rpc.call('get_snapshot', { id: c.req.valid('param').id }, c.var.context.db), 200, NO_STORE);

@@ -1,0 +1,192 @@
+/**
+ * Builds databases from supabase/schemas and supabase/migrations and compares their catalogs.
+ * Used by `npm run db:diff` (scripts/db-diff.ts) and by `npm test` (schema files and migrations
+ * must give the same catalog).
+ */
+import { execFile } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import postgres from 'postgres';
+import { migrate } from '../src/db/migrate.js';
+import { withDatabase } from './test-database.js';
+
+const root = path.resolve(import.meta.dirname, '..');
+export const SCHEMAS_DIR = path.join(root, 'supabase/schemas');
+/** The project's schemas: what the catalog check compares and what a diff may touch. */
+export const PROJECT_SCHEMAS = ['app', 'api', 'private', 'auth', 'extensions'];
+const run = promisify(execFile);
+
+/** The schema files in the order they are applied (and the supabase CLI applies them): by name. */
+export async function schemaFiles(dir = SCHEMAS_DIR): Promise<string[]> {
+  return (await readdir(dir)).filter((f) => f.endsWith('.sql')).sort().map((f) => path.join(dir, f));
+}
+
+async function recreateDatabase(adminUrl: string, name: string): Promise<string> {
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined });
+  try {
+    await admin.unsafe(`drop database if exists "${name}" with (force)`);
+    await admin.unsafe(`create database "${name}"`);
+  } finally {
+    await admin.end();
+  }
+  return withDatabase(adminUrl, name);
+}
+
+export async function dropDatabase(adminUrl: string, name: string): Promise<void> {
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined });
+  try {
+    await admin.unsafe(`drop database if exists "${name}" with (force)`);
+  } finally {
+    await admin.end();
+  }
+}
+
+/** A new database holding the schema files of `dir`, applied in order in one transaction. */
+export async function buildFromSchemas(adminUrl: string, name: string, dir = SCHEMAS_DIR): Promise<string> {
+  const url = await recreateDatabase(adminUrl, name);
+  const sql = postgres(url, { max: 1, onnotice: () => undefined });
+  try {
+    await sql.begin(async (tx) => {
+      for (const file of await schemaFiles(dir)) {
+        try {
+          await tx.unsafe(await readFile(file, 'utf8'));
+        } catch (error) {
+          throw new Error(`${path.relative(root, file)}: ${(error as Error).message}`);
+        }
+      }
+    });
+  } finally {
+    await sql.end();
+  }
+  return url;
+}
+
+/** A new database with every migration of `dir` applied, as `npm start` applies them. */
+export async function buildFromMigrations(adminUrl: string, name: string, dir?: string): Promise<string> {
+  const url = await recreateDatabase(adminUrl, name);
+  await migrate(url, dir);
+  return url;
+}
+
+/**
+ * The statements that turn database `from` into `to`: @pgkit/migra for tables, columns,
+ * constraints, indexes, views, functions, triggers, policies and privileges, then the comments,
+ * which migra does not compare. Empty when they agree.
+ */
+export async function diffDatabases(fromUrl: string, toUrl: string): Promise<string> {
+  const migra = path.join(root, 'node_modules/.bin/migra');
+  const { stdout } = await run(
+    migra,
+    ['run', fromUrl, toUrl, '--unsafe', 'true', '--with-privileges', 'true', '--exclude-schema', 'supabase_migrations', 'public'],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
+  const comments = await commentChanges(fromUrl, toUrl);
+  return [stdout.trim(), comments.join('\n')].filter((part) => part !== '').join('\n\n');
+}
+
+interface CommentRow {
+  key: string;
+  target: string;
+  literal: string;
+}
+
+/** Every comment on an object of the project's schemas, with what `comment on` needs to set it. */
+async function comments(url: string): Promise<CommentRow[]> {
+  const sql = postgres(url, { max: 1, onnotice: () => undefined });
+  try {
+    return await sql<CommentRow[]>`
+      select i.type || ' ' || i.identity as key,
+             case when i.type in ('table column', 'view column') then 'column' else i.type end || ' ' ||
+             case when d.classoid in ('pg_catalog.pg_policy'::regclass, 'pg_catalog.pg_trigger'::regclass, 'pg_catalog.pg_constraint'::regclass)
+                  then pg_catalog.quote_ident(a.object_names[pg_catalog.array_length(a.object_names, 1)]) || ' on '
+                       || pg_catalog.array_to_string(a.object_names[1:pg_catalog.array_length(a.object_names, 1) - 1], '.')
+                  else i.identity end as target,
+             pg_catalog.quote_literal(d.description) as literal
+      from pg_catalog.pg_description d,
+           lateral pg_catalog.pg_identify_object(d.classoid, d.objoid, d.objsubid) i,
+           lateral pg_catalog.pg_identify_object_as_address(d.classoid, d.objoid, d.objsubid) a
+      where i.schema = any(${PROJECT_SCHEMAS}) or (d.classoid = 'pg_catalog.pg_namespace'::regclass and i.identity = any(${PROJECT_SCHEMAS}))`;
+  } finally {
+    await sql.end();
+  }
+}
+
+/** `comment on` statements for every comment that `to` adds, changes or removes. */
+export async function commentChanges(fromUrl: string, toUrl: string): Promise<string[]> {
+  const before = new Map((await comments(fromUrl)).map((r) => [r.key, r]));
+  const after = new Map((await comments(toUrl)).map((r) => [r.key, r]));
+  const present = new Set((await catalogRows(toUrl)).map((row) => row.split('\t')[0]));
+  const out: string[] = [];
+  for (const [key, row] of after) if (before.get(key)?.literal !== row.literal) out.push(`comment on ${row.target} is ${row.literal};`);
+  // A comment whose object `to` still has, without the comment; a dropped object takes its own.
+  for (const [key, row] of before) if (!after.has(key) && present.has(key)) out.push(`comment on ${row.target} is null;`);
+  return out.sort();
+}
+
+/**
+ * One line per catalog fact of the project's schemas (object identity, a tab, its definition):
+ * relations and their options, columns, constraints, indexes, views, functions, triggers and
+ * whether they fire, policies, privileges (also per column) and comments. Two databases with the
+ * same lines have the same schema.
+ */
+export async function catalogRows(url: string): Promise<string[]> {
+  const sql = postgres(url, { max: 1, onnotice: () => undefined });
+  try {
+    const rows = await sql<{ line: string }[]>`
+      with obj as (
+        select d.classid, d.objid, d.objsubid, i.type, i.identity, i.schema
+        from (
+          select 'pg_catalog.pg_class'::regclass as classid, c.oid as objid, 0 as objsubid from pg_catalog.pg_class c
+          union all select 'pg_catalog.pg_class'::regclass, a.attrelid, a.attnum from pg_catalog.pg_attribute a where a.attnum > 0 and not a.attisdropped
+          union all select 'pg_catalog.pg_proc'::regclass, p.oid, 0 from pg_catalog.pg_proc p
+          union all select 'pg_catalog.pg_constraint'::regclass, k.oid, 0 from pg_catalog.pg_constraint k
+          union all select 'pg_catalog.pg_trigger'::regclass, t.oid, 0 from pg_catalog.pg_trigger t where not t.tgisinternal
+          union all select 'pg_catalog.pg_policy'::regclass, p.oid, 0 from pg_catalog.pg_policy p
+          union all select 'pg_catalog.pg_namespace'::regclass, n.oid, 0 from pg_catalog.pg_namespace n
+          union all select 'pg_catalog.pg_extension'::regclass, e.oid, 0 from pg_catalog.pg_extension e
+        ) d, lateral pg_catalog.pg_identify_object(d.classid, d.objid, d.objsubid) i
+        where i.schema = any(${PROJECT_SCHEMAS}) or i.identity = any(${PROJECT_SCHEMAS}) or i.type = 'extension'
+      )
+      select o.type || ' ' || o.identity || E'\t' || coalesce(case o.classid
+        when 'pg_catalog.pg_class'::regclass then (
+          select case when o.objsubid = 0 then pg_catalog.concat_ws(' | ', c.relkind, c.relpersistence, c.relrowsecurity, c.relforcerowsecurity,
+                        c.reloptions::text, (select pg_catalog.array_agg(x::text order by x::text) from pg_catalog.unnest(c.relacl) x)::text,
+                        case when c.relkind in ('v', 'm') then pg_catalog.pg_get_viewdef(c.oid) end,
+                        case when c.relkind = 'i' then pg_catalog.pg_get_indexdef(c.oid) end)
+                 else (select pg_catalog.concat_ws(' | ', pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull, a.attidentity, a.attgenerated,
+                        a.attcollation::regcollation::text, pg_catalog.pg_get_expr(ad.adbin, ad.adrelid),
+                        (select pg_catalog.array_agg(x::text order by x::text) from pg_catalog.unnest(a.attacl) x)::text)
+                       from pg_catalog.pg_attribute a left join pg_catalog.pg_attrdef ad on ad.adrelid = a.attrelid and ad.adnum = a.attnum
+                       where a.attrelid = c.oid and a.attnum = o.objsubid) end
+          from pg_catalog.pg_class c where c.oid = o.objid)
+        when 'pg_catalog.pg_proc'::regclass then (
+          select pg_catalog.pg_get_functiondef(p.oid) || ' | ' || coalesce((select pg_catalog.array_agg(x::text order by x::text) from pg_catalog.unnest(p.proacl) x)::text, 'default')
+          from pg_catalog.pg_proc p where p.oid = o.objid)
+        when 'pg_catalog.pg_constraint'::regclass then (select pg_catalog.pg_get_constraintdef(k.oid) from pg_catalog.pg_constraint k where k.oid = o.objid)
+        when 'pg_catalog.pg_trigger'::regclass then (select pg_catalog.pg_get_triggerdef(t.oid) || ' | ' || t.tgenabled::text from pg_catalog.pg_trigger t where t.oid = o.objid)
+        when 'pg_catalog.pg_policy'::regclass then (
+          select pg_catalog.concat_ws(' | ', p.polpermissive, p.polcmd, (select pg_catalog.array_agg(r::regrole::text order by r::regrole::text) from pg_catalog.unnest(p.polroles) r)::text,
+                 pg_catalog.pg_get_expr(p.polqual, p.polrelid), pg_catalog.pg_get_expr(p.polwithcheck, p.polrelid))
+          from pg_catalog.pg_policy p where p.oid = o.objid)
+        when 'pg_catalog.pg_namespace'::regclass then (select (select pg_catalog.array_agg(x::text order by x::text) from pg_catalog.unnest(n.nspacl) x)::text from pg_catalog.pg_namespace n where n.oid = o.objid)
+        when 'pg_catalog.pg_extension'::regclass then (select e.extnamespace::regnamespace::text from pg_catalog.pg_extension e where e.oid = o.objid)
+      end, '') as line
+      from obj o`;
+    const comments = await sql<{ line: string }[]>`
+      select i.type || ' ' || i.identity || E'\tcomment ' || d.description as line
+      from pg_catalog.pg_description d, lateral pg_catalog.pg_identify_object(d.classoid, d.objoid, d.objsubid) i
+      where i.schema = any(${PROJECT_SCHEMAS}) or (d.classoid = 'pg_catalog.pg_namespace'::regclass and i.identity = any(${PROJECT_SCHEMAS}))`;
+    return [...rows.map((r) => r.line), ...comments.map((r) => r.line)].sort();
+  } finally {
+    await sql.end();
+  }
+}
+
+/** Lines one catalog has and the other lacks, marked `-` (only in `a`) and `+` (only in `b`). */
+export async function catalogDifferences(aUrl: string, bUrl: string): Promise<string[]> {
+  const [a, b] = await Promise.all([catalogRows(aUrl), catalogRows(bUrl)]);
+  const inB = new Set(b);
+  const inA = new Set(a);
+  return [...a.filter((line) => !inB.has(line)).map((l) => `- ${l}`), ...b.filter((line) => !inA.has(line)).map((l) => `+ ${l}`)];
+}

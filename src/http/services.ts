@@ -1,0 +1,47 @@
+import type { MiddlewareHandler } from 'hono';
+import type { AuthService } from '../auth/auth-service.js';
+import type { Config } from '../config.js';
+import type { Rpc } from '../db/rpc.js';
+import { createSnapshotReader, type SnapshotReader } from './cache.js';
+import type { AppEnv } from './env.js';
+
+/**
+ * What route handlers use besides the request itself. Built once when the app is composed and
+ * handed to every request as `c.var.services` by one middleware, so every handler is a plain
+ * top-level `RouteHandler<typeof route, AppEnv>` const and every area reaches its dependencies
+ * the same way.
+ */
+export interface RouteServices {
+  rpc: Rpc;
+  auth: AuthService;
+  config: Config;
+  /** Snapshot content of the open catalog: ETag, 304, the body cache, public Cache-Control. */
+  readSnapshot: SnapshotReader;
+  /** Snapshot content behind a token (search, graph): the same, with private Cache-Control. */
+  readPrivateSnapshot: SnapshotReader;
+}
+
+/**
+ * The route services. Both readers go through the rpc, which owns the one snapshot cache (a body
+ * is the same whoever asked; only Cache-Control differs, and that is decided per request).
+ *
+ * @example
+ *   app.use(provideServices(createRouteServices({ rpc, auth, config })));
+ */
+export function createRouteServices(deps: { rpc: Rpc; auth: AuthService; config: Config }): RouteServices {
+  return {
+    rpc: deps.rpc,
+    auth: deps.auth,
+    config: deps.config,
+    readSnapshot: createSnapshotReader(deps.rpc),
+    readPrivateSnapshot: createSnapshotReader(deps.rpc, { privateToCaller: true }),
+  };
+}
+
+/** Sets `c.var.services` for every request (synchronously: no extra await per request). */
+export function provideServices(services: RouteServices): MiddlewareHandler<AppEnv> {
+  return (c, next) => {
+    c.set('services', services);
+    return next();
+  };
+}

@@ -1,0 +1,104 @@
+-- The platform: make a vanilla PostgreSQL look like a Supabase project, and do nothing on one.
+--
+-- On Supabase the roles, the `extensions` schema and the `auth` helpers already exist and `auth`
+-- belongs to another owner, so every step is guarded. This file comes first: everything else
+-- grants to these roles and calls these helpers.
+-- PostgREST's request roles. nologin: only the API's login role switches into them.
+do $$
+begin
+  if not exists (select from pg_catalog.pg_roles where rolname = 'anon') then
+    create role anon nologin noinherit;
+  end if;
+  if not exists (select from pg_catalog.pg_roles where rolname = 'authenticated') then
+    create role authenticated nologin noinherit;
+  end if;
+  if not exists (select from pg_catalog.pg_roles where rolname = 'service_role') then
+    create role service_role nologin noinherit bypassrls;
+  end if;
+end
+$$;
+
+-- The login role that runs migrations is the one the API connects with; it must be able to
+-- `set role` into the request roles (PostgREST's authenticator does the same).
+do $$
+declare
+  request_role text;
+begin
+  foreach request_role in array array['anon', 'authenticated', 'service_role'] loop
+    if not pg_catalog.pg_has_role(current_user, request_role, 'member') then
+      execute pg_catalog.format('grant %I to %I', request_role, current_user);
+    end if;
+  end loop;
+end
+$$;
+
+create schema if not exists extensions;
+grant usage on schema extensions to anon, authenticated, service_role;
+create extension if not exists pgcrypto with schema extensions;
+create extension if not exists pg_trgm with schema extensions;
+create extension if not exists unaccent with schema extensions;
+
+-- Functions are private until granted: each object's grant sits right below it.
+alter default privileges revoke execute on functions from public;
+
+-- auth.uid(), auth.role(), auth.jwt() exactly as Supabase defines them, only where the
+-- `auth` schema is ours to write (absent, or owned by the migrating role).
+do $$
+begin
+  if not exists (select from pg_catalog.pg_namespace where nspname = 'auth') then
+    execute 'create schema auth';
+  end if;
+
+  if (select pg_catalog.pg_get_userbyid(nspowner) from pg_catalog.pg_namespace where nspname = 'auth')
+       is distinct from current_user then
+    return;
+  end if;
+
+  grant usage on schema auth to anon, authenticated, service_role;
+
+  if to_regprocedure('auth.uid()') is null then
+    execute $fn$
+      create function auth.uid() returns uuid
+      language sql stable
+      set search_path = ''
+      as $body$
+        select coalesce(
+          nullif(current_setting('request.jwt.claim.sub', true), ''),
+          (nullif(current_setting('request.jwt.claims', true), '')::jsonb ->> 'sub')
+        )::uuid
+      $body$
+    $fn$;
+    grant execute on function auth.uid() to anon, authenticated, service_role;
+  end if;
+
+  if to_regprocedure('auth.role()') is null then
+    execute $fn$
+      create function auth.role() returns text
+      language sql stable
+      set search_path = ''
+      as $body$
+        select coalesce(
+          nullif(current_setting('request.jwt.claim.role', true), ''),
+          (nullif(current_setting('request.jwt.claims', true), '')::jsonb ->> 'role')
+        )::text
+      $body$
+    $fn$;
+    grant execute on function auth.role() to anon, authenticated, service_role;
+  end if;
+
+  if to_regprocedure('auth.jwt()') is null then
+    execute $fn$
+      create function auth.jwt() returns jsonb
+      language sql stable
+      set search_path = ''
+      as $body$
+        select coalesce(
+          nullif(current_setting('request.jwt.claim', true), ''),
+          nullif(current_setting('request.jwt.claims', true), '')
+        )::jsonb
+      $body$
+    $fn$;
+    grant execute on function auth.jwt() to anon, authenticated, service_role;
+  end if;
+end
+$$;

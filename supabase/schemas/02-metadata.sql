@@ -1,0 +1,123 @@
+-- Schemas and the metadata enumerations.
+--
+--   app      tables; never exposed. Request roles reach rows only through RLS.
+--   private  security-definer helpers and the dispatcher; never exposed.
+--   api      the one exposed schema: security invoker functions only.
+
+create schema if not exists app;
+create schema if not exists private;
+create schema if not exists api;
+
+revoke all on schema app, private, api from public;
+grant usage on schema api to anon, authenticated, service_role;
+-- api functions are security invoker, so the request role needs to see the tables they read;
+-- row-level security decides which rows.
+grant usage on schema app to anon, authenticated;
+grant usage on schema private to anon, authenticated;
+
+-- The metadata enumerations: the single definition of difficulty levels, journey statuses and
+-- learning verbs, referenced by foreign keys. Their rows are data: a schema diff does not carry
+-- them, so changing one needs a hand-written migration too.
+
+create table app.difficulty_levels (
+  value text primary key,
+  label text not null,
+  sort_order integer not null unique check (sort_order > 0)
+);
+alter table app.difficulty_levels enable row level security;
+create policy "anyone reads difficulty levels" on app.difficulty_levels
+  for select to anon, authenticated
+  using (true);
+grant select on app.difficulty_levels to anon, authenticated;
+insert into app.difficulty_levels (value, label, sort_order) values
+  ('beginner', 'Beginner', 1),
+  ('intermediate', 'Intermediate', 2),
+  ('advanced', 'Advanced', 3),
+  ('expert', 'Expert', 4);
+
+create table app.journey_statuses (
+  value text primary key,
+  label text not null,
+  sort_order integer not null unique check (sort_order > 0)
+);
+alter table app.journey_statuses enable row level security;
+create policy "anyone reads journey statuses" on app.journey_statuses
+  for select to anon, authenticated
+  using (true);
+grant select on app.journey_statuses to anon, authenticated;
+-- The spec's journey_statuses enumeration (in_progress, completed, paused). The derived
+-- enrollment status additionally uses not_started; see the journeys functions.
+insert into app.journey_statuses (value, label, sort_order) values
+  ('in_progress', 'In progress', 1),
+  ('completed', 'Completed', 2),
+  ('paused', 'Paused', 3);
+
+create table app.learning_verbs (
+  value text primary key,
+  label text not null,
+  sort_order integer not null unique check (sort_order > 0)
+);
+alter table app.learning_verbs enable row level security;
+create policy "anyone reads learning verbs" on app.learning_verbs
+  for select to anon, authenticated
+  using (true);
+grant select on app.learning_verbs to anon, authenticated;
+insert into app.learning_verbs (value, label, sort_order) values
+  ('started', 'Started', 1),
+  ('completed', 'Completed', 2),
+  ('mastered', 'Mastered', 3),
+  ('bookmarked', 'Bookmarked', 4);
+
+-- api.get_metadata
+-- Purpose: every metadata enumeration in one document, in display order.
+-- Params:  none.
+-- Returns: {difficulty_levels: [{value,label,order}], journey_statuses: [{value,label}],
+--           learning_verbs: [{value,label}]}.
+-- Errors:  none.
+create or replace function api.get_metadata()
+returns jsonb
+language sql
+stable
+set search_path = ''
+as $$
+  select pg_catalog.jsonb_build_object(
+    'difficulty_levels', (
+      select coalesce(pg_catalog.jsonb_agg(
+        pg_catalog.jsonb_build_object('value', d.value, 'label', d.label, 'order', d.sort_order)
+        order by d.sort_order), '[]'::jsonb)
+      from app.difficulty_levels d),
+    'journey_statuses', (
+      select coalesce(pg_catalog.jsonb_agg(
+        pg_catalog.jsonb_build_object('value', s.value, 'label', s.label)
+        order by s.sort_order), '[]'::jsonb)
+      from app.journey_statuses s),
+    'learning_verbs', (
+      select coalesce(pg_catalog.jsonb_agg(
+        pg_catalog.jsonb_build_object('value', v.value, 'label', v.label)
+        order by v.sort_order), '[]'::jsonb)
+      from app.learning_verbs v)
+  )
+$$;
+comment on function api.get_metadata() is
+  'Every metadata enumeration (difficulty levels with order, journey statuses, learning verbs). No params. Returns {difficulty_levels, journey_statuses, learning_verbs}. No errors.';
+grant execute on function api.get_metadata() to anon, authenticated;
+
+-- api.list_difficulty_levels
+-- Purpose: the difficulty levels in order.
+-- Params:  none.
+-- Returns: {data: [{value,label,order}]}.
+-- Errors:  none.
+create or replace function api.list_difficulty_levels()
+returns jsonb
+language sql
+stable
+set search_path = ''
+as $$
+  select pg_catalog.jsonb_build_object('data', coalesce(pg_catalog.jsonb_agg(
+    pg_catalog.jsonb_build_object('value', d.value, 'label', d.label, 'order', d.sort_order)
+    order by d.sort_order), '[]'::jsonb))
+  from app.difficulty_levels d
+$$;
+comment on function api.list_difficulty_levels() is
+  'Difficulty levels in order. No params. Returns {data: [{value,label,order}]}. No errors.';
+grant execute on function api.list_difficulty_levels() to anon, authenticated;

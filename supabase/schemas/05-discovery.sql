@@ -1,0 +1,1321 @@
+-- Discovery: the public catalog reads (domains, trails, concepts, sparks, /all, facets, browse).
+
+-- Published domains in name order (domain lists, /all, browse, related fallback).
+create index discovery_domains_published_name on app.domains (snapshot_id, name, id) where is_published;
+
+-- Trails filtered by difficulty in title order (/discovery/trails, /discovery/all).
+create index discovery_trails_difficulty_title on app.trails (snapshot_id, difficulty_level, title, id);
+
+-- Sparks filtered by difficulty in title order (/discovery/sparks).
+create index discovery_sparks_difficulty_title on app.sparks (snapshot_id, difficulty, title, id);
+
+-- Index-only minutes lookup for the spark sums.
+create index discovery_sparks_minutes on app.sparks (snapshot_id, id) include (estimated_mins);
+
+-- Sparks of a concept in their position order.
+create index discovery_concept_sparks_order on app.concept_sparks (snapshot_id, concept_id, order_index) include (spark_id);
+
+-- `q` text filter of /discovery/all (substring match, case-insensitive).
+create index discovery_domains_name_trgm on app.domains using gin (name extensions.gin_trgm_ops);
+
+create index discovery_trails_title_trgm on app.trails using gin (title extensions.gin_trgm_ops);
+
+create index discovery_concepts_title_trgm on app.concepts using gin (title extensions.gin_trgm_ops);
+
+-- Raises 22023 naming the field when an integer parameter is outside [low, high].
+create or replace function private.require_range(field text, value integer, low integer, high integer)
+returns void
+language plpgsql
+immutable
+set search_path = ''
+as $$
+begin
+  if require_range.value is null or require_range.value < require_range.low or require_range.value > require_range.high then
+    raise exception using
+      errcode = '22023',
+      message = pg_catalog.format('%s must be an integer between %s and %s', require_range.field, require_range.low, require_range.high),
+      detail = pg_catalog.jsonb_build_object('field', require_range.field, 'value', require_range.value,
+                                             'min', require_range.low, 'max', require_range.high)::text;
+  end if;
+end
+$$;
+grant execute on function private.require_range(text,integer,integer,integer) to anon, authenticated;
+
+-- Raises 22023 when a difficulty is not one of the metadata levels (null passes).
+create or replace function private.require_difficulty(field text, value text)
+returns void
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  if require_difficulty.value is not null
+     and not exists (select 1 from app.difficulty_levels l where l.value = require_difficulty.value) then
+    raise exception using
+      errcode = '22023',
+      message = pg_catalog.format('%s must be one of beginner, intermediate, advanced, expert', require_difficulty.field),
+      detail = pg_catalog.jsonb_build_object('field', require_difficulty.field, 'value', require_difficulty.value)::text;
+  end if;
+end
+$$;
+grant execute on function private.require_difficulty(text,text) to anon, authenticated;
+
+-- The six pagination fields.
+create or replace function private.page_meta(total bigint, page integer, per_page integer)
+returns jsonb
+language sql
+immutable
+set search_path = ''
+as $$
+  select pg_catalog.jsonb_build_object(
+    'total', page_meta.total,
+    'page', page_meta.page,
+    'per_page', page_meta.per_page,
+    'total_pages', (page_meta.total + page_meta.per_page - 1) / page_meta.per_page,
+    'has_next', page_meta.page < (page_meta.total + page_meta.per_page - 1) / page_meta.per_page,
+    'has_prev', page_meta.page > 1)
+$$;
+grant execute on function private.page_meta(bigint,integer,integer) to anon, authenticated;
+
+-- Entity lookups by slug inside the selected snapshot; P0002 naming the parameter when absent.
+create or replace function private.find_entity_id(kind text, sid uuid, slug text, field text)
+returns uuid
+language plpgsql
+stable
+set search_path = ''
+set plan_cache_mode to 'force_custom_plan'
+as $$
+declare
+  found_id uuid;
+begin
+  if find_entity_id.kind = 'domain' then
+    select d.id into found_id from app.domains d
+    where (find_entity_id.sid is null or d.snapshot_id = find_entity_id.sid) and d.slug = find_entity_id.slug
+    limit 1;
+  elsif find_entity_id.kind = 'trail' then
+    select t.id into found_id from app.trails t
+    where (find_entity_id.sid is null or t.snapshot_id = find_entity_id.sid) and t.slug = find_entity_id.slug
+    limit 1;
+  else
+    select c.id into found_id from app.concepts c
+    where (find_entity_id.sid is null or c.snapshot_id = find_entity_id.sid) and c.slug = find_entity_id.slug
+    limit 1;
+  end if;
+  if found_id is null then
+    raise exception using
+      errcode = 'P0002',
+      message = pg_catalog.format('%s %s not found', find_entity_id.kind, find_entity_id.slug),
+      detail = pg_catalog.jsonb_build_object(find_entity_id.field, find_entity_id.slug)::text;
+  end if;
+  return found_id;
+end
+$$;
+grant execute on function private.find_entity_id(text,uuid,text,text) to anon, authenticated;
+
+-- A page of concepts (in the given order) with their figures; `sparks` previews (id, slug,
+-- title, estimated_mins, position order) only when spark_limit is not null.
+create or replace function private.concept_items(page app.concepts[], spark_limit integer)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+set plan_cache_mode to 'force_custom_plan'
+as $$
+declare
+  snapshots uuid[] := array(select distinct r.snapshot_id from pg_catalog.unnest(concept_items.page) r);
+  concept_ids uuid[] := array(select r.id from pg_catalog.unnest(concept_items.page) r);
+  result jsonb;
+begin
+  select pg_catalog.jsonb_agg(
+      pg_catalog.jsonb_build_object(
+        'id', p.id, 'slug', p.slug, 'title', p.title, 'description', p.description,
+        'order_index', p.order_index,
+        'spark_count', coalesce(f.spark_count, 0), 'estimated_mins', coalesce(f.estimated_mins, 0))
+      || case when concept_items.spark_limit is null then '{}'::jsonb
+              else pg_catalog.jsonb_build_object('sparks', (
+                select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                         'id', sp.id, 'slug', sp.slug, 'title', sp.title, 'estimated_mins', sp.estimated_mins)
+                       order by x.order_index, x.spark_id), '[]'::jsonb)
+                from (
+                  select cs.spark_id, cs.order_index from app.concept_sparks cs
+                  where cs.snapshot_id = p.snapshot_id and cs.concept_id = p.id
+                  order by cs.order_index, cs.spark_id
+                  limit concept_items.spark_limit
+                ) x
+                join app.sparks sp on sp.snapshot_id = p.snapshot_id and sp.id = x.spark_id)) end
+      order by p.ordinality)
+  into result
+  from pg_catalog.unnest(concept_items.page) with ordinality as p
+  left join private.concept_figures(snapshots, concept_ids) f
+    on f.snapshot_id = p.snapshot_id and f.concept_id = p.id;
+  return coalesce(result, '[]'::jsonb);
+end
+$$;
+grant execute on function private.concept_items(app.concepts[],integer) to anon, authenticated;
+
+-- A page of trails (in the given order) with their figures; `concepts` previews (id, slug,
+-- title, estimated_mins, position order) only when concept_limit is not null.
+create or replace function private.trail_items(page app.trails[], concept_limit integer)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+set plan_cache_mode to 'force_custom_plan'
+as $$
+declare
+  snapshots uuid[] := array(select distinct r.snapshot_id from pg_catalog.unnest(trail_items.page) r);
+  trail_ids uuid[] := array(select r.id from pg_catalog.unnest(trail_items.page) r);
+  preview_ids uuid[] := '{}';
+  result jsonb;
+begin
+  if trail_items.concept_limit is not null then
+    preview_ids := array(
+      select c.id from pg_catalog.unnest(trail_items.page) p
+      cross join lateral (
+        select x.id from app.concepts x
+        where x.snapshot_id = p.snapshot_id and x.trail_id = p.id
+        order by x.order_index, x.title, x.id
+        limit trail_items.concept_limit) c);
+  end if;
+  with preview_figures as materialized (
+    select * from private.concept_figures(snapshots, preview_ids)
+  )
+  select pg_catalog.jsonb_agg(
+      pg_catalog.jsonb_build_object(
+        'id', p.id, 'slug', p.slug, 'title', p.title, 'description', p.description,
+        'difficulty_level', p.difficulty_level,
+        'concept_count', coalesce(f.concept_count, 0), 'spark_count', coalesce(f.spark_count, 0),
+        'estimated_mins', coalesce(f.estimated_mins, 0))
+      || case when trail_items.concept_limit is null then '{}'::jsonb
+              else pg_catalog.jsonb_build_object('concepts', (
+                select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                         'id', c.id, 'slug', c.slug, 'title', c.title,
+                         'estimated_mins', coalesce(pf.estimated_mins, 0))
+                       order by c.order_index, c.title, c.id), '[]'::jsonb)
+                from (
+                  select x.id, x.slug, x.title, x.order_index from app.concepts x
+                  where x.snapshot_id = p.snapshot_id and x.trail_id = p.id
+                  order by x.order_index, x.title, x.id
+                  limit trail_items.concept_limit
+                ) c
+                left join preview_figures pf on pf.snapshot_id = p.snapshot_id and pf.concept_id = c.id)) end
+      order by p.ordinality)
+  into result
+  from pg_catalog.unnest(trail_items.page) with ordinality as p
+  left join private.trail_figures(snapshots, trail_ids) f
+    on f.snapshot_id = p.snapshot_id and f.trail_id = p.id;
+  return coalesce(result, '[]'::jsonb);
+end
+$$;
+grant execute on function private.trail_items(app.trails[],integer) to anon, authenticated;
+
+create or replace function private.discovery_quotas(per_page integer, included boolean[])
+returns integer[]
+language plpgsql
+immutable
+set search_path = ''
+as $$
+declare
+  weights constant integer[] := array[10, 25, 65];
+  total_weight integer := 0;
+  last_included integer := 0;
+  quotas integer[] := array[0, 0, 0];
+  used integer := 0;
+begin
+  for i in 1..3 loop
+    if discovery_quotas.included[i] then
+      total_weight := total_weight + weights[i];
+      last_included := i;
+    end if;
+  end loop;
+  if last_included = 0 then
+    return quotas;
+  end if;
+  for i in 1..3 loop
+    if discovery_quotas.included[i] then
+      if i = last_included then
+        quotas[i] := discovery_quotas.per_page - used;
+      else
+        quotas[i] := (2 * discovery_quotas.per_page * weights[i] + total_weight) / (2 * total_weight);
+        used := used + quotas[i];
+      end if;
+    end if;
+  end loop;
+  return quotas;
+end
+$$;
+grant execute on function private.discovery_quotas(integer,boolean[]) to anon, authenticated;
+
+create or replace function private.discovery_allocation(budget bigint, caps bigint[], quotas integer[])
+returns bigint[]
+language plpgsql
+immutable
+set search_path = ''
+as $$
+declare
+  fallback_weights constant integer[] := array[10, 25, 65];
+  alloc bigint[] := array[0, 0, 0];
+  open boolean[] := array[true, true, true];
+  weights bigint[];
+  remaining bigint := discovery_allocation.budget;
+  total_weight bigint;
+  saturating boolean[];
+  any_saturated boolean;
+  given bigint;
+  best integer;
+  best_remainder bigint;
+begin
+  for i in 1..3 loop
+    if discovery_allocation.caps[i] <= 0 then
+      open[i] := false;
+    end if;
+  end loop;
+  loop
+    total_weight := 0;
+    for i in 1..3 loop
+      if open[i] then total_weight := total_weight + discovery_allocation.quotas[i]; end if;
+    end loop;
+    if total_weight = 0 then
+      weights := array[0, 0, 0];
+      for i in 1..3 loop
+        if open[i] then weights[i] := fallback_weights[i]; total_weight := total_weight + fallback_weights[i]; end if;
+      end loop;
+    else
+      weights := array[discovery_allocation.quotas[1], discovery_allocation.quotas[2], discovery_allocation.quotas[3]];
+    end if;
+    exit when total_weight = 0;
+    -- Every type whose proportional share reaches its count is exhausted at this level.
+    saturating := array[false, false, false];
+    any_saturated := false;
+    for i in 1..3 loop
+      if open[i] and remaining * weights[i] >= discovery_allocation.caps[i] * total_weight then
+        saturating[i] := true;
+        any_saturated := true;
+      end if;
+    end loop;
+    if not any_saturated then
+      -- Largest remainder among the open types; ties go to the earlier type.
+      given := 0;
+      for i in 1..3 loop
+        if open[i] then
+          alloc[i] := remaining * weights[i] / total_weight;
+          given := given + alloc[i];
+        end if;
+      end loop;
+      while given < remaining loop
+        best := 0;
+        best_remainder := -1;
+        for i in 1..3 loop
+          if open[i] and (remaining * weights[i]) % total_weight > best_remainder then
+            best := i;
+            best_remainder := (remaining * weights[i]) % total_weight;
+          end if;
+        end loop;
+        alloc[best] := alloc[best] + 1;
+        open[best] := false; -- each type gets at most one extra slot
+        given := given + 1;
+      end loop;
+      exit;
+    end if;
+    for i in 1..3 loop
+      if saturating[i] then
+        alloc[i] := discovery_allocation.caps[i];
+        remaining := remaining - discovery_allocation.caps[i];
+        open[i] := false;
+      end if;
+    end loop;
+  end loop;
+  return alloc;
+end
+$$;
+grant execute on function private.discovery_allocation(bigint,bigint[],integer[]) to anon, authenticated;
+
+-- api.resolve_snapshot
+-- Purpose: the cheap first step of every cached catalog read: which snapshot a read would use,
+--          and a version key that changes whenever that answer could change.
+-- Params:  snapshot_id (uuid, optional).
+-- Returns: {snapshot_id: uuid|null, version: text}. version is the snapshot id, or, when no
+--          snapshot is published (no filter), a digest of every snapshot's id and status.
+-- Errors:  P0002 when an explicit snapshot_id names no snapshot.
+create or replace function api.resolve_snapshot(snapshot_id uuid default null::uuid)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  sid uuid := private.resolve_snapshot_id(resolve_snapshot.snapshot_id);
+begin
+  return pg_catalog.jsonb_build_object(
+    'snapshot_id', sid,
+    'version', coalesce(sid::text, (
+      select 'all:' || pg_catalog.md5(coalesce(pg_catalog.string_agg(s.id::text || s.status, ',' order by s.id), ''))
+      from app.snapshots s)));
+end
+$$;
+comment on function api.resolve_snapshot(uuid) is
+  'Snapshot a catalog read uses and a cache version key. Params: snapshot_id (optional). Returns {snapshot_id, version}. Errors: P0002 unknown snapshot_id.';
+grant execute on function api.resolve_snapshot(uuid) to anon, authenticated;
+
+-- api.list_discovery_domains
+-- Purpose: GET /discovery/domains: published domains in name order with counts and trail previews.
+-- Params:  page (>=1), per_page (1-100), trail_limit (0-100, trails previewed per domain),
+--          snapshot_id (optional; selection rule).
+-- Returns: {data: [{id,slug,name,description,icon,color,trail_count,concept_count,spark_count,
+--          estimated_mins,trails:[{id,slug,title,estimated_mins}]}], meta: pagination}.
+-- Errors:  22023 out-of-range numbers; P0002 unknown snapshot_id.
+create or replace function api.list_discovery_domains(page integer default 1, per_page integer default 20, trail_limit integer default 5, snapshot_id uuid default null::uuid)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+set plan_cache_mode to 'force_custom_plan'
+as $$
+declare
+  sid uuid;
+  total bigint;
+  items jsonb;
+begin
+  perform private.require_range('page', list_discovery_domains.page, 1, 100000);
+  perform private.require_range('per_page', list_discovery_domains.per_page, 1, 100);
+  perform private.require_range('trail_limit', list_discovery_domains.trail_limit, 0, 100);
+  sid := private.resolve_snapshot_id(list_discovery_domains.snapshot_id);
+
+  select pg_catalog.count(*) into total from app.domains d
+  where (sid is null or d.snapshot_id = sid) and d.is_published;
+
+  select private.domain_items(pg_catalog.array_agg(page.d order by (page.d).name, (page.d).id), list_discovery_domains.trail_limit)
+  into items
+  from (
+    select d from app.domains d
+    where (sid is null or d.snapshot_id = sid) and d.is_published
+    order by d.name, d.id
+    limit list_discovery_domains.per_page
+    offset (list_discovery_domains.page - 1)::bigint * list_discovery_domains.per_page
+  ) page;
+
+  return pg_catalog.jsonb_build_object(
+    'data', coalesce(items, '[]'::jsonb),
+    'meta', private.page_meta(total, list_discovery_domains.page, list_discovery_domains.per_page));
+end
+$$;
+comment on function api.list_discovery_domains(integer,integer,integer,uuid) is
+  'GET /discovery/domains. Params: page, per_page (max 100), trail_limit (0-100), snapshot_id. Returns {data: Domain with counts and trails preview, meta}. Errors: 22023, P0002.';
+grant execute on function api.list_discovery_domains(integer,integer,integer,uuid) to anon, authenticated;
+
+-- api.list_discovery_trails
+-- Purpose: GET /discovery/trails: trails in title order with counts and concept previews.
+-- Params:  page, per_page (1-100), domain (slug, optional), difficulty (optional),
+--          concept_limit (0-50), snapshot_id (optional).
+-- Returns: {data: [{id,slug,title,description,difficulty_level,concept_count,spark_count,
+--          estimated_mins,concepts:[{id,slug,title,estimated_mins}]}], meta: pagination}.
+-- Errors:  22023 invalid numbers or difficulty; P0002 unknown domain slug or snapshot_id.
+create or replace function api.list_discovery_trails(page integer default 1, per_page integer default 20, domain text default null::text, difficulty text default null::text, concept_limit integer default 5, snapshot_id uuid default null::uuid)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+set plan_cache_mode to 'force_custom_plan'
+as $$
+declare
+  sid uuid;
+  did uuid;
+  total bigint;
+  items jsonb;
+begin
+  perform private.require_range('page', list_discovery_trails.page, 1, 100000);
+  perform private.require_range('per_page', list_discovery_trails.per_page, 1, 100);
+  perform private.require_range('concept_limit', list_discovery_trails.concept_limit, 0, 50);
+  perform private.require_difficulty('difficulty', list_discovery_trails.difficulty);
+  sid := private.resolve_snapshot_id(list_discovery_trails.snapshot_id);
+  if list_discovery_trails.domain is not null then
+    did := private.find_entity_id('domain', sid, list_discovery_trails.domain, 'domain');
+  end if;
+
+  select pg_catalog.count(*) into total from app.trails t
+  where (sid is null or t.snapshot_id = sid)
+    and (did is null or t.domain_id = did)
+    and (list_discovery_trails.difficulty is null or t.difficulty_level = list_discovery_trails.difficulty);
+
+  select private.trail_items(pg_catalog.array_agg(page.t order by (page.t).title, (page.t).id), list_discovery_trails.concept_limit)
+  into items
+  from (
+    select t from app.trails t
+    where (sid is null or t.snapshot_id = sid)
+      and (did is null or t.domain_id = did)
+      and (list_discovery_trails.difficulty is null or t.difficulty_level = list_discovery_trails.difficulty)
+    order by t.title, t.id
+    limit list_discovery_trails.per_page
+    offset (list_discovery_trails.page - 1)::bigint * list_discovery_trails.per_page
+  ) page;
+
+  return pg_catalog.jsonb_build_object(
+    'data', coalesce(items, '[]'::jsonb),
+    'meta', private.page_meta(total, list_discovery_trails.page, list_discovery_trails.per_page));
+end
+$$;
+comment on function api.list_discovery_trails(integer,integer,text,text,integer,uuid) is
+  'GET /discovery/trails. Params: page, per_page (max 100), domain slug, difficulty, concept_limit (0-50), snapshot_id. Returns {data: Trail with concepts preview, meta}. Errors: 22023, P0002 unknown domain/snapshot.';
+grant execute on function api.list_discovery_trails(integer,integer,text,text,integer,uuid) to anon, authenticated;
+
+-- api.list_discovery_concepts
+-- Purpose: GET /discovery/concepts: concepts with counts and spark previews. With a trail they
+--          come in their position order inside it, otherwise in title order.
+-- Params:  page, per_page (1-100), trail (slug, optional), spark_limit (0-50), snapshot_id.
+-- Returns: {data: [{id,slug,title,description,order_index,spark_count,estimated_mins,
+--          sparks:[{id,slug,title,estimated_mins}]}], meta: pagination}.
+-- Errors:  22023 invalid numbers; P0002 unknown trail slug or snapshot_id.
+create or replace function api.list_discovery_concepts(page integer default 1, per_page integer default 20, trail text default null::text, spark_limit integer default 3, snapshot_id uuid default null::uuid)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+set plan_cache_mode to 'force_custom_plan'
+as $$
+declare
+  sid uuid;
+  tid uuid;
+  total bigint;
+  items jsonb;
+  skip bigint := (list_discovery_concepts.page - 1)::bigint * list_discovery_concepts.per_page;
+begin
+  perform private.require_range('page', list_discovery_concepts.page, 1, 100000);
+  perform private.require_range('per_page', list_discovery_concepts.per_page, 1, 100);
+  perform private.require_range('spark_limit', list_discovery_concepts.spark_limit, 0, 50);
+  sid := private.resolve_snapshot_id(list_discovery_concepts.snapshot_id);
+
+  if list_discovery_concepts.trail is null then
+    select pg_catalog.count(*) into total from app.concepts c where (sid is null or c.snapshot_id = sid);
+    select private.concept_items(pg_catalog.array_agg(page.c order by (page.c).title, (page.c).id), list_discovery_concepts.spark_limit)
+    into items
+    from (
+      select c from app.concepts c
+      where (sid is null or c.snapshot_id = sid)
+      order by c.title, c.id
+      limit list_discovery_concepts.per_page offset skip
+    ) page;
+  else
+    tid := private.find_entity_id('trail', sid, list_discovery_concepts.trail, 'trail');
+    select pg_catalog.count(*) into total from app.concepts c
+    where (sid is null or c.snapshot_id = sid) and c.trail_id = tid;
+    select private.concept_items(
+             pg_catalog.array_agg(page.c order by (page.c).order_index, (page.c).title, (page.c).id),
+             list_discovery_concepts.spark_limit)
+    into items
+    from (
+      select c from app.concepts c
+      where (sid is null or c.snapshot_id = sid) and c.trail_id = tid
+      order by c.order_index, c.title, c.id
+      limit list_discovery_concepts.per_page offset skip
+    ) page;
+  end if;
+
+  return pg_catalog.jsonb_build_object(
+    'data', coalesce(items, '[]'::jsonb),
+    'meta', private.page_meta(total, list_discovery_concepts.page, list_discovery_concepts.per_page));
+end
+$$;
+comment on function api.list_discovery_concepts(integer,integer,text,integer,uuid) is
+  'GET /discovery/concepts. Params: page, per_page (max 100), trail slug, spark_limit (0-50), snapshot_id. Returns {data: Concept with sparks preview, meta}. Errors: 22023, P0002 unknown trail/snapshot.';
+grant execute on function api.list_discovery_concepts(integer,integer,text,integer,uuid) to anon, authenticated;
+
+-- api.list_discovery_sparks
+-- Purpose: GET /discovery/sparks: sparks, in their position order inside a concept when one is
+--          given, otherwise in title order; optionally of one difficulty.
+-- Params:  page, per_page (1-100), concept (slug, optional), difficulty (optional), snapshot_id.
+-- Returns: {data: [{id,slug,title,summary,difficulty,estimated_mins}], meta: pagination}.
+-- Errors:  22023 invalid numbers or difficulty; P0002 unknown concept slug or snapshot_id.
+create or replace function api.list_discovery_sparks(page integer default 1, per_page integer default 20, concept text default null::text, difficulty text default null::text, snapshot_id uuid default null::uuid)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+set plan_cache_mode to 'force_custom_plan'
+as $$
+declare
+  sid uuid;
+  cid uuid;
+  total bigint;
+  items jsonb;
+  skip bigint := (list_discovery_sparks.page - 1)::bigint * list_discovery_sparks.per_page;
+begin
+  perform private.require_range('page', list_discovery_sparks.page, 1, 100000);
+  perform private.require_range('per_page', list_discovery_sparks.per_page, 1, 100);
+  perform private.require_difficulty('difficulty', list_discovery_sparks.difficulty);
+  sid := private.resolve_snapshot_id(list_discovery_sparks.snapshot_id);
+
+  if list_discovery_sparks.concept is null then
+    select pg_catalog.count(*) into total from app.sparks s
+    where (sid is null or s.snapshot_id = sid)
+      and (list_discovery_sparks.difficulty is null or s.difficulty = list_discovery_sparks.difficulty);
+    select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+        'id', s.id, 'slug', s.slug, 'title', s.title, 'summary', s.summary,
+        'difficulty', s.difficulty, 'estimated_mins', s.estimated_mins) order by s.title, s.id)
+    into items
+    from (
+      select s.* from app.sparks s
+      where (sid is null or s.snapshot_id = sid)
+        and (list_discovery_sparks.difficulty is null or s.difficulty = list_discovery_sparks.difficulty)
+      order by s.title, s.id
+      limit list_discovery_sparks.per_page offset skip
+    ) s;
+  else
+    cid := private.find_entity_id('concept', sid, list_discovery_sparks.concept, 'concept');
+    select pg_catalog.count(*) into total
+    from app.concept_sparks cs
+    join app.sparks s on s.snapshot_id = cs.snapshot_id and s.id = cs.spark_id
+    where (sid is null or cs.snapshot_id = sid) and cs.concept_id = cid
+      and (list_discovery_sparks.difficulty is null or s.difficulty = list_discovery_sparks.difficulty);
+    select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+        'id', x.id, 'slug', x.slug, 'title', x.title, 'summary', x.summary,
+        'difficulty', x.difficulty, 'estimated_mins', x.estimated_mins) order by x.order_index, x.title, x.id)
+    into items
+    from (
+      select s.*, cs.order_index
+      from app.concept_sparks cs
+      join app.sparks s on s.snapshot_id = cs.snapshot_id and s.id = cs.spark_id
+      where (sid is null or cs.snapshot_id = sid) and cs.concept_id = cid
+        and (list_discovery_sparks.difficulty is null or s.difficulty = list_discovery_sparks.difficulty)
+      order by cs.order_index, s.title, s.id
+      limit list_discovery_sparks.per_page offset skip
+    ) x;
+  end if;
+
+  return pg_catalog.jsonb_build_object(
+    'data', coalesce(items, '[]'::jsonb),
+    'meta', private.page_meta(total, list_discovery_sparks.page, list_discovery_sparks.per_page));
+end
+$$;
+comment on function api.list_discovery_sparks(integer,integer,text,text,uuid) is
+  'GET /discovery/sparks. Params: page, per_page (max 100), concept slug, difficulty, snapshot_id. Returns {data: Spark[], meta}. Errors: 22023, P0002 unknown concept/snapshot.';
+grant execute on function api.list_discovery_sparks(integer,integer,text,text,uuid) to anon, authenticated;
+
+-- api.get_discovery_facets
+-- Purpose: GET /discovery/facets: facet lists over the catalog, scoped by domain, track and
+--          difficulty with the same rules as /discovery/all.
+-- Params:  domain (slug), track (trail slug), difficulty, snapshot_id (all optional).
+-- Returns: {domains:[{slug,name,count}], tracks:[{slug,name,count}], difficulties:[{level,count}],
+--          types:[{type,count}]}.
+-- Errors:  22023 invalid difficulty; P0002 unknown domain/track/snapshot.
+create or replace function api.get_discovery_facets(domain text default null::text, track text default null::text, difficulty text default null::text, snapshot_id uuid default null::uuid)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  sid uuid;
+  did uuid;
+  tid uuid;
+begin
+  perform private.require_difficulty('difficulty', get_discovery_facets.difficulty);
+  sid := private.resolve_snapshot_id(get_discovery_facets.snapshot_id);
+  if get_discovery_facets.domain is not null then
+    did := private.find_entity_id('domain', sid, get_discovery_facets.domain, 'domain');
+  end if;
+  if get_discovery_facets.track is not null then
+    tid := private.find_entity_id('trail', sid, get_discovery_facets.track, 'track');
+  end if;
+  return private.discovery_facets(sid, did, tid, get_discovery_facets.difficulty, null, array[
+    tid is null and get_discovery_facets.difficulty is null,
+    tid is null,
+    get_discovery_facets.difficulty is null]);
+end
+$$;
+comment on function api.get_discovery_facets(text,text,text,uuid) is
+  'GET /discovery/facets. Params: domain, track, difficulty, snapshot_id. Returns {domains, tracks, difficulties, types}. Errors: 22023, P0002.';
+grant execute on function api.get_discovery_facets(text,text,text,uuid) to anon, authenticated;
+
+-- A domain by slug or UUID inside the selected snapshot; P0002 when none matches.
+create or replace function private.find_domain(sid uuid, slug_or_id text)
+returns app.domains
+language plpgsql
+stable
+set search_path = ''
+set plan_cache_mode to 'force_custom_plan'
+as $$
+declare
+  found app.domains;
+  as_id uuid;
+begin
+  if find_domain.slug_or_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
+    as_id := find_domain.slug_or_id::uuid;
+    select d.* into found from app.domains d
+    where (find_domain.sid is null or d.snapshot_id = find_domain.sid) and d.id = as_id
+    limit 1;
+  else
+    select d.* into found from app.domains d
+    where (find_domain.sid is null or d.snapshot_id = find_domain.sid) and d.slug = find_domain.slug_or_id
+    limit 1;
+  end if;
+  if found.id is null then
+    raise exception using
+      errcode = 'P0002',
+      message = pg_catalog.format('domain %s not found', find_domain.slug_or_id),
+      detail = pg_catalog.jsonb_build_object('slug', find_domain.slug_or_id)::text;
+  end if;
+  return found;
+end
+$$;
+grant execute on function private.find_domain(uuid,text) to anon, authenticated;
+
+-- api.list_domains
+-- Purpose: GET /discovery/domains/: published domains in name order.
+-- Params:  page (>=1), per_page (1-100), snapshot_id (optional).
+-- Returns: {data: [{id,slug,name,description,icon,color,trail_count}], meta: pagination}.
+-- Errors:  22023 out-of-range numbers; P0002 unknown snapshot_id.
+create or replace function api.list_domains(page integer default 1, per_page integer default 20, snapshot_id uuid default null::uuid)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+set plan_cache_mode to 'force_custom_plan'
+as $$
+declare
+  sid uuid;
+  total bigint;
+  items jsonb;
+begin
+  perform private.require_range('page', list_domains.page, 1, 100000);
+  perform private.require_range('per_page', list_domains.per_page, 1, 100);
+  sid := private.resolve_snapshot_id(list_domains.snapshot_id);
+  select pg_catalog.count(*) into total from app.domains d
+  where (sid is null or d.snapshot_id = sid) and d.is_published;
+  select pg_catalog.jsonb_agg(private.domain_summary(d) order by d.name, d.id) into items
+  from (
+    select d.* from app.domains d
+    where (sid is null or d.snapshot_id = sid) and d.is_published
+    order by d.name, d.id
+    limit list_domains.per_page offset (list_domains.page - 1)::bigint * list_domains.per_page
+  ) d;
+  return pg_catalog.jsonb_build_object(
+    'data', coalesce(items, '[]'::jsonb),
+    'meta', private.page_meta(total, list_domains.page, list_domains.per_page));
+end
+$$;
+comment on function api.list_domains(integer,integer,uuid) is
+  'GET /discovery/domains/. Params: page, per_page (max 100), snapshot_id. Returns {data: Domain[] (id,slug,name,description,icon,color,trail_count), meta}. Errors: 22023, P0002.';
+grant execute on function api.list_domains(integer,integer,uuid) to anon, authenticated;
+
+-- api.get_domain
+-- Purpose: GET /discovery/domains/{slug}: one domain by slug or UUID (published or not; the
+--          is_published field tells).
+-- Params:  slug (slug or UUID), snapshot_id (optional).
+-- Returns: {id,slug,name,description,icon,color,is_published,trail_count,category_id,learning_outcomes}.
+-- Errors:  P0002 unknown domain or snapshot_id.
+create or replace function api.get_domain(slug text, snapshot_id uuid default null::uuid)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  d app.domains;
+begin
+  d := private.find_domain(private.resolve_snapshot_id(get_domain.snapshot_id), get_domain.slug);
+  return private.domain_summary(d) || pg_catalog.jsonb_build_object(
+    'is_published', d.is_published,
+    'category_id', d.category_id,
+    'learning_outcomes', pg_catalog.to_jsonb(d.learning_outcomes));
+end
+$$;
+comment on function api.get_domain(text,uuid) is
+  'GET /discovery/domains/{slug}. Params: slug (slug or UUID), snapshot_id. Returns the domain detail. Errors: P0002 unknown domain/snapshot.';
+grant execute on function api.get_domain(text,uuid) to anon, authenticated;
+
+-- api.list_related_domains
+-- Purpose: GET /discovery/domains/{slug}/related: published domains of the same category
+--          (name order), the requested one excluded. When the domain has no category or no
+--          other domain shares it, other published domains in a pseudo-random order instead
+--          (a shuffle seeded by the requested domain, so the response is stable per snapshot
+--          and therefore cacheable).
+-- Params:  slug (slug or UUID), related_limit (1-10), snapshot_id.
+-- Returns: {data: [{id,slug,name,description,icon,color,trail_count}], meta: {total,page,per_page}}.
+-- Errors:  22023 out-of-range limit; P0002 unknown domain or snapshot_id.
+create or replace function api.list_related_domains(slug text, related_limit integer default 4, snapshot_id uuid default null::uuid)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  d app.domains;
+  total bigint := 0;
+  items jsonb;
+begin
+  perform private.require_range('limit', list_related_domains.related_limit, 1, 10);
+  d := private.find_domain(private.resolve_snapshot_id(list_related_domains.snapshot_id), list_related_domains.slug);
+  if d.category_id is not null then
+    select pg_catalog.count(*) into total from app.domains r
+    where r.snapshot_id = d.snapshot_id and r.category_id = d.category_id and r.id <> d.id and r.is_published;
+  end if;
+  if total > 0 then
+    select pg_catalog.jsonb_agg(private.domain_summary(r) order by r.name, r.id) into items
+    from (
+      select r.* from app.domains r
+      where r.snapshot_id = d.snapshot_id and r.category_id = d.category_id and r.id <> d.id and r.is_published
+      order by r.name, r.id
+      limit list_related_domains.related_limit
+    ) r;
+  else
+    select pg_catalog.count(*) into total from app.domains r
+    where r.snapshot_id = d.snapshot_id and r.id <> d.id and r.is_published;
+    select pg_catalog.jsonb_agg(private.domain_summary(r) order by pg_catalog.md5(r.id::text || d.id::text)) into items
+    from (
+      select r.* from app.domains r
+      where r.snapshot_id = d.snapshot_id and r.id <> d.id and r.is_published
+      order by pg_catalog.md5(r.id::text || d.id::text)
+      limit list_related_domains.related_limit
+    ) r;
+  end if;
+  return pg_catalog.jsonb_build_object(
+    'data', coalesce(items, '[]'::jsonb),
+    'meta', pg_catalog.jsonb_build_object('total', total, 'page', 1, 'per_page', list_related_domains.related_limit));
+end
+$$;
+comment on function api.list_related_domains(text,integer,uuid) is
+  'GET /discovery/domains/{slug}/related. Params: slug (slug or UUID), related_limit (1-10), snapshot_id. Returns {data: Domain[], meta: {total,page,per_page}}; same category, else pseudo-random domains. Errors: 22023, P0002.';
+grant execute on function api.list_related_domains(text,integer,uuid) to anon, authenticated;
+
+-- Figures of some concepts: spark_count and estimated_mins (sum over its sparks).
+create or replace function private.concept_figures(snapshots uuid[], concept_ids uuid[])
+returns table(snapshot_id uuid, concept_id uuid, spark_count integer, estimated_mins integer)
+language plpgsql
+stable
+set search_path = ''
+set plan_cache_mode to 'force_custom_plan'
+set enable_seqscan to 'off'
+as $$
+begin
+  return query
+  select r.snapshot_id, r.concept_id, r.spark_count, r.estimated_mins
+  from app.concept_rollups r
+  where r.snapshot_id = any(concept_figures.snapshots) and r.concept_id = any(concept_figures.concept_ids);
+end
+$$;
+grant execute on function private.concept_figures(uuid[],uuid[]) to anon, authenticated;
+
+-- Figures of some trails: concept_count, spark_count and estimated_mins over the trail's
+-- distinct sparks (a spark used by two concepts of the trail counts once).
+create or replace function private.trail_figures(snapshots uuid[], trail_ids uuid[])
+returns table(snapshot_id uuid, trail_id uuid, concept_count integer, spark_count integer, estimated_mins integer)
+language plpgsql
+stable
+set search_path = ''
+set plan_cache_mode to 'force_custom_plan'
+set enable_seqscan to 'off'
+as $$
+begin
+  return query
+  select r.snapshot_id, r.trail_id, r.concept_count, r.spark_count, r.estimated_mins
+  from app.trail_rollups r
+  where r.snapshot_id = any(trail_figures.snapshots) and r.trail_id = any(trail_figures.trail_ids);
+end
+$$;
+grant execute on function private.trail_figures(uuid[],uuid[]) to anon, authenticated;
+
+-- A page of domains (in the given order) with their figures; `trails` previews (id, slug,
+-- title, estimated_mins, trail order) only when trail_limit is not null. A domain's sparks are
+-- counted once however often they are placed in it (computed by the rollup).
+create or replace function private.domain_items(page app.domains[], trail_limit integer)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+set plan_cache_mode to 'force_custom_plan'
+set enable_seqscan to 'off'
+as $$
+declare
+  snapshots uuid[] := array(select distinct r.snapshot_id from pg_catalog.unnest(domain_items.page) r);
+  domain_ids uuid[] := array(select r.id from pg_catalog.unnest(domain_items.page) r);
+  preview_ids uuid[] := '{}';
+  result jsonb;
+begin
+  if domain_items.trail_limit is not null then
+    preview_ids := array(
+      select t.id from pg_catalog.unnest(domain_items.page) p
+      cross join lateral (
+        select x.id from app.trails x
+        where x.snapshot_id = p.snapshot_id and x.domain_id = p.id
+        order by x.order_index, x.title, x.id
+        limit domain_items.trail_limit) t);
+  end if;
+  with figures as materialized (
+    select r.snapshot_id, r.domain_id, r.trail_count, r.concept_count, r.spark_count, r.estimated_mins
+    from app.domain_rollups r
+    where r.snapshot_id = any(snapshots) and r.domain_id = any(domain_ids)
+  ), preview_figures as materialized (
+    select * from private.trail_figures(snapshots, preview_ids)
+  )
+  select pg_catalog.jsonb_agg(
+      pg_catalog.jsonb_build_object(
+        'id', p.id, 'slug', p.slug, 'name', p.name, 'description', p.description, 'icon', p.icon, 'color', p.color,
+        'trail_count', coalesce(f.trail_count, 0), 'concept_count', coalesce(f.concept_count, 0),
+        'spark_count', coalesce(f.spark_count, 0), 'estimated_mins', coalesce(f.estimated_mins, 0))
+      || case when domain_items.trail_limit is null then '{}'::jsonb
+              else pg_catalog.jsonb_build_object('trails', (
+                select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                         'id', t.id, 'slug', t.slug, 'title', t.title,
+                         'estimated_mins', coalesce(pf.estimated_mins, 0))
+                       order by t.order_index, t.title, t.id), '[]'::jsonb)
+                from (
+                  select x.id, x.slug, x.title, x.order_index from app.trails x
+                  where x.snapshot_id = p.snapshot_id and x.domain_id = p.id
+                  order by x.order_index, x.title, x.id
+                  limit domain_items.trail_limit
+                ) t
+                left join preview_figures pf on pf.snapshot_id = p.snapshot_id and pf.trail_id = t.id)) end
+      order by p.ordinality)
+  into result
+  from pg_catalog.unnest(domain_items.page) with ordinality as p
+  left join figures f on f.snapshot_id = p.snapshot_id and f.domain_id = p.id;
+  return coalesce(result, '[]'::jsonb);
+end
+$$;
+grant execute on function private.domain_items(app.domains[],integer) to anon, authenticated;
+
+-- The seven fields every Domain carries.
+create or replace function private.domain_summary(d app.domains)
+returns jsonb
+language sql
+stable
+set search_path = ''
+as $$
+  select pg_catalog.jsonb_build_object(
+    'id', (domain_summary.d).id, 'slug', (domain_summary.d).slug, 'name', (domain_summary.d).name,
+    'description', (domain_summary.d).description, 'icon', (domain_summary.d).icon,
+    'color', (domain_summary.d).color,
+    'trail_count', coalesce((select r.trail_count from app.domain_rollups r
+                             where r.snapshot_id = (domain_summary.d).snapshot_id
+                               and r.domain_id = (domain_summary.d).id), 0))
+$$;
+grant execute on function private.domain_summary(app.domains) to anon, authenticated;
+
+-- api.get_domain_trails
+-- Purpose: GET /discovery/domains/{slug}/trails: a domain with one page of its trails (trail
+--          order); page and trail_limit paginate the trails.
+-- Params:  slug (slug or UUID), page (>=1), trail_limit (1-100, trails per page), snapshot_id.
+-- Returns: {id,slug,name,description,icon,color,trail_count, trails:[{id,title,slug,estimated_mins}],
+--          trail_meta: {total,page,per_page,total_pages,has_next,has_prev,total_concept_count}}.
+-- Errors:  22023 out-of-range numbers; P0002 unknown domain or snapshot_id.
+create or replace function api.get_domain_trails(slug text, page integer default 1, trail_limit integer default 5, snapshot_id uuid default null::uuid)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+set plan_cache_mode to 'force_custom_plan'
+as $$
+declare
+  d app.domains;
+  total bigint;
+  concepts bigint;
+  page_ids uuid[];
+  items jsonb;
+begin
+  perform private.require_range('page', get_domain_trails.page, 1, 100000);
+  perform private.require_range('trail_limit', get_domain_trails.trail_limit, 1, 100);
+  d := private.find_domain(private.resolve_snapshot_id(get_domain_trails.snapshot_id), get_domain_trails.slug);
+  -- trail total and total_concept_count from the domain's rollup
+  select coalesce(pg_catalog.max(r.trail_count), 0), coalesce(pg_catalog.max(r.concept_count), 0)
+  into total, concepts
+  from app.domain_rollups r where r.snapshot_id = d.snapshot_id and r.domain_id = d.id;
+  page_ids := array(
+    select t.id from app.trails t
+    where t.snapshot_id = d.snapshot_id and t.domain_id = d.id
+    order by t.order_index, t.title, t.id
+    limit get_domain_trails.trail_limit
+    offset (get_domain_trails.page - 1)::bigint * get_domain_trails.trail_limit);
+  select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+      'id', t.id, 'title', t.title, 'slug', t.slug, 'estimated_mins', coalesce(f.estimated_mins, 0))
+    order by t.order_index, t.title, t.id)
+  into items
+  from app.trails t
+  left join private.trail_figures(array[d.snapshot_id], page_ids) f on f.trail_id = t.id
+  where t.snapshot_id = d.snapshot_id and t.id = any(page_ids);
+  return private.domain_summary(d) || pg_catalog.jsonb_build_object(
+    'trails', coalesce(items, '[]'::jsonb),
+    'trail_meta', private.page_meta(total, get_domain_trails.page, get_domain_trails.trail_limit)
+                  || pg_catalog.jsonb_build_object('total_concept_count', concepts));
+end
+$$;
+comment on function api.get_domain_trails(text,integer,integer,uuid) is
+  'GET /discovery/domains/{slug}/trails. Params: slug (slug or UUID), page, trail_limit (1-100), snapshot_id. Returns domain fields, trails page and trail_meta. Errors: 22023, P0002.';
+grant execute on function api.get_domain_trails(text,integer,integer,uuid) to anon, authenticated;
+
+-- api.list_discovery_items
+-- Purpose: GET /discovery/all: domains, trails and concepts on one page, split by type share
+--          (see the paging math above), alphabetical within each type.
+-- Params:  page, per_page (1-100), types (comma list of domain,trail,concept; null = all),
+--          domain (slug: content within it), track (trail slug: only its concepts),
+--          difficulty (only trails of that level), q (case-insensitive substring of name/title),
+--          include_facets, nested_limit (0-10; 0 omits nested items), snapshot_id.
+-- Returns: {data: [{type:'DOMAIN',...}|{type:'TRAIL',...,concepts}|{type:'CONCEPT',...,sparks}],
+--          meta: pagination over all matching items, facets (when include_facets)}.
+-- Errors:  22023 invalid numbers, types or difficulty; P0002 unknown domain/track/snapshot.
+create or replace function api.list_discovery_items(page integer default 1, per_page integer default 20, types text default null::text, domain text default null::text, track text default null::text, difficulty text default null::text, q text default null::text, include_facets boolean default false, nested_limit integer default 3, snapshot_id uuid default null::uuid)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+set plan_cache_mode to 'force_custom_plan'
+as $$
+declare
+  sid uuid;
+  did uuid;
+  tid uuid;
+  requested text[];
+  included boolean[];
+  pattern text;
+  quotas integer[];
+  caps bigint[];
+  total bigint;
+  before_page bigint[];
+  through_page bigint[];
+  nested integer := case when list_discovery_items.nested_limit = 0 then null else list_discovery_items.nested_limit end;
+  domain_part jsonb;
+  trail_part jsonb;
+  concept_part jsonb;
+  body jsonb;
+begin
+  perform private.require_range('page', list_discovery_items.page, 1, 100000);
+  perform private.require_range('per_page', list_discovery_items.per_page, 1, 100);
+  perform private.require_range('nested_limit', list_discovery_items.nested_limit, 0, 10);
+  perform private.require_difficulty('difficulty', list_discovery_items.difficulty);
+  if list_discovery_items.types is null then
+    requested := array['domain', 'trail', 'concept'];
+  else
+    requested := pg_catalog.string_to_array(pg_catalog.lower(list_discovery_items.types), ',');
+    if pg_catalog.cardinality(requested) = 0
+       or exists (select 1 from pg_catalog.unnest(requested) r where r not in ('domain', 'trail', 'concept')) then
+      raise exception using
+        errcode = '22023',
+        message = 'types must be a comma-separated subset of domain, trail, concept',
+        detail = pg_catalog.jsonb_build_object('field', 'types', 'value', list_discovery_items.types)::text;
+    end if;
+  end if;
+  sid := private.resolve_snapshot_id(list_discovery_items.snapshot_id);
+  if list_discovery_items.domain is not null then
+    did := private.find_entity_id('domain', sid, list_discovery_items.domain, 'domain');
+  end if;
+  if list_discovery_items.track is not null then
+    tid := private.find_entity_id('trail', sid, list_discovery_items.track, 'track');
+  end if;
+
+  -- Rule 5: a track keeps only concepts; rule 6: a difficulty keeps only trails; rule 7: types.
+  included := array[
+    'domain' = any(requested) and tid is null and list_discovery_items.difficulty is null,
+    'trail' = any(requested) and tid is null,
+    'concept' = any(requested) and list_discovery_items.difficulty is null];
+  if list_discovery_items.q is not null then
+    pattern := '%' || pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
+                 list_discovery_items.q, '\', '\\'), '%', '\%'), '_', '\_') || '%';
+  end if;
+
+  caps := array[
+    case when included[1] then (
+      select pg_catalog.count(*) from app.domains d
+      where (sid is null or d.snapshot_id = sid) and d.is_published
+        and (did is null or d.id = did)
+        and (pattern is null or d.name ilike pattern)) else 0 end,
+    case when included[2] then (
+      select pg_catalog.count(*) from app.trails t
+      where (sid is null or t.snapshot_id = sid)
+        and (did is null or t.domain_id = did)
+        and (list_discovery_items.difficulty is null or t.difficulty_level = list_discovery_items.difficulty)
+        and (pattern is null or t.title ilike pattern)) else 0 end,
+    case when not included[3] then 0
+         -- no text filter: the concepts of the domains (or of the track) are in the rollups
+         when pattern is null and tid is null then (
+      select coalesce(pg_catalog.sum(r.concept_count), 0)::bigint from app.domain_rollups r
+      where (sid is null or r.snapshot_id = sid) and (did is null or r.domain_id = did))
+         when pattern is null then (
+      select coalesce(pg_catalog.sum(r.concept_count), 0)::bigint from app.trails t
+      join app.trail_rollups r on r.snapshot_id = t.snapshot_id and r.trail_id = t.id
+      where (sid is null or t.snapshot_id = sid) and t.id = tid and (did is null or t.domain_id = did))
+         else (
+      select pg_catalog.count(*) from app.concepts c
+      where (sid is null or c.snapshot_id = sid)
+        and (tid is null or c.trail_id = tid)
+        and (did is null or exists (select 1 from app.trails t
+                                    where t.snapshot_id = c.snapshot_id and t.id = c.trail_id and t.domain_id = did))
+        and (pattern is null or c.title ilike pattern)) end];
+  total := caps[1] + caps[2] + caps[3];
+  quotas := private.discovery_quotas(list_discovery_items.per_page, included);
+  before_page := private.discovery_allocation(
+    least((list_discovery_items.page - 1)::bigint * list_discovery_items.per_page, total), caps, quotas);
+  through_page := private.discovery_allocation(
+    least(list_discovery_items.page::bigint * list_discovery_items.per_page, total), caps, quotas);
+
+  if through_page[1] > before_page[1] then
+    select (select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('type', 'DOMAIN') || i order by n)
+            from pg_catalog.jsonb_array_elements(
+              private.domain_items(pg_catalog.array_agg(page.d order by (page.d).name, (page.d).id), null)) with ordinality as e(i, n))
+    into domain_part
+    from (
+      select d from app.domains d
+      where (sid is null or d.snapshot_id = sid) and d.is_published
+        and (did is null or d.id = did)
+        and (pattern is null or d.name ilike pattern)
+      order by d.name, d.id
+      limit through_page[1] - before_page[1] offset before_page[1]
+    ) page;
+  end if;
+  if through_page[2] > before_page[2] then
+    select (select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('type', 'TRAIL') || i order by n)
+            from pg_catalog.jsonb_array_elements(
+              private.trail_items(pg_catalog.array_agg(page.t order by (page.t).title, (page.t).id), nested))
+              with ordinality as e(i, n))
+    into trail_part
+    from (
+      select t from app.trails t
+      where (sid is null or t.snapshot_id = sid)
+        and (did is null or t.domain_id = did)
+        and (list_discovery_items.difficulty is null or t.difficulty_level = list_discovery_items.difficulty)
+        and (pattern is null or t.title ilike pattern)
+      order by t.title, t.id
+      limit through_page[2] - before_page[2] offset before_page[2]
+    ) page;
+  end if;
+  if through_page[3] > before_page[3] then
+    select (select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('type', 'CONCEPT') || i order by n)
+            from pg_catalog.jsonb_array_elements(
+              private.concept_items(pg_catalog.array_agg(page.c order by (page.c).title, (page.c).id), nested))
+              with ordinality as e(i, n))
+    into concept_part
+    from (
+      select c from app.concepts c
+      where (sid is null or c.snapshot_id = sid)
+        and (tid is null or c.trail_id = tid)
+        and (did is null or exists (select 1 from app.trails t
+                                    where t.snapshot_id = c.snapshot_id and t.id = c.trail_id and t.domain_id = did))
+        and (pattern is null or c.title ilike pattern)
+      order by c.title, c.id
+      limit through_page[3] - before_page[3] offset before_page[3]
+    ) page;
+  end if;
+
+  body := pg_catalog.jsonb_build_object(
+    'data', coalesce(domain_part, '[]'::jsonb) || coalesce(trail_part, '[]'::jsonb) || coalesce(concept_part, '[]'::jsonb),
+    'meta', private.page_meta(total, list_discovery_items.page, list_discovery_items.per_page));
+  if list_discovery_items.include_facets then
+    body := body || pg_catalog.jsonb_build_object('facets', private.discovery_facets(
+      sid, did, tid, list_discovery_items.difficulty, list_discovery_items.q, included));
+  end if;
+  return body;
+end
+$$;
+comment on function api.list_discovery_items(integer,integer,text,text,text,text,text,boolean,integer,uuid) is
+  'GET /discovery/all. Params: page, per_page (max 100), types, domain, track, difficulty, q, include_facets, nested_limit (0-10), snapshot_id. Returns {data: mixed DOMAIN/TRAIL/CONCEPT items split by type share, meta, facets?}. Errors: 22023, P0002.';
+grant execute on function api.list_discovery_items(integer,integer,text,text,text,text,text,boolean,integer,uuid) to anon, authenticated;
+
+-- Facets over every matching item (not just a page): types, domains and tracks with the number
+-- of matching items inside them, trails per difficulty level. Concepts are counted from the
+-- trail rollups unless `q` filters them by title; with no filter at all the snapshot's facets
+-- come from app.snapshot_rollups (computed by this function at import).
+create or replace function private.discovery_facets(sid uuid, domain_id uuid, trail_id uuid, difficulty text, q text, included boolean[])
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+set plan_cache_mode to 'force_custom_plan'
+as $$
+declare
+  pattern text := case when discovery_facets.q is null then null
+                       else '%' || pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
+                              discovery_facets.q, '\', '\\'), '%', '\%'), '_', '\_') || '%' end;
+  result jsonb;
+begin
+  -- No filter at all: the snapshot's facets were computed at import (app.snapshot_rollups).
+  if discovery_facets.sid is not null and discovery_facets.domain_id is null and discovery_facets.trail_id is null
+     and discovery_facets.difficulty is null and discovery_facets.q is null
+     and discovery_facets.included = array[true, true, true] then
+    select r.facets into result from app.snapshot_rollups r where r.snapshot_id = discovery_facets.sid;
+    if result is not null then
+      return result;
+    end if;
+  end if;
+  with matching_domains as (
+    select d.id, d.snapshot_id from app.domains d
+    where discovery_facets.included[1]
+      and (discovery_facets.sid is null or d.snapshot_id = discovery_facets.sid)
+      and d.is_published
+      and (discovery_facets.domain_id is null or d.id = discovery_facets.domain_id)
+      and (pattern is null or d.name ilike pattern)
+  ), matching_trails as (
+    select t.id, t.snapshot_id, t.domain_id, t.difficulty_level from app.trails t
+    where discovery_facets.included[2]
+      and (discovery_facets.sid is null or t.snapshot_id = discovery_facets.sid)
+      and (discovery_facets.domain_id is null or t.domain_id = discovery_facets.domain_id)
+      and (discovery_facets.difficulty is null or t.difficulty_level = discovery_facets.difficulty)
+      and (pattern is null or t.title ilike pattern)
+  ), concept_groups as (
+    -- The matching concepts, counted per trail: from the rollups when no text filter applies
+    -- (one row per trail instead of one per concept), else from the concepts themselves.
+    select t.snapshot_id, t.id as trail_id, t.domain_id, r.concept_count::bigint as n
+    from app.trails t
+    join app.trail_rollups r on r.snapshot_id = t.snapshot_id and r.trail_id = t.id
+    where discovery_facets.included[3] and pattern is null
+      and (discovery_facets.sid is null or t.snapshot_id = discovery_facets.sid)
+      and (discovery_facets.trail_id is null or t.id = discovery_facets.trail_id)
+      and (discovery_facets.domain_id is null or t.domain_id = discovery_facets.domain_id)
+      and r.concept_count > 0
+    union all
+    select c.snapshot_id, c.trail_id, t.domain_id, pg_catalog.count(*) as n from app.concepts c
+    join app.trails t on t.snapshot_id = c.snapshot_id and t.id = c.trail_id
+    where discovery_facets.included[3] and pattern is not null
+      and (discovery_facets.sid is null or c.snapshot_id = discovery_facets.sid)
+      and (discovery_facets.trail_id is null or c.trail_id = discovery_facets.trail_id)
+      and (discovery_facets.domain_id is null or t.domain_id = discovery_facets.domain_id)
+      and c.title ilike pattern
+    group by c.snapshot_id, c.trail_id, t.domain_id
+  ), per_domain as (
+    select x.snapshot_id, x.domain_id, pg_catalog.sum(x.n)::bigint as n from (
+      select md.snapshot_id, md.id as domain_id, 1::bigint as n from matching_domains md
+      union all select mt.snapshot_id, mt.domain_id, 1::bigint from matching_trails mt
+      union all select cg.snapshot_id, cg.domain_id, cg.n from concept_groups cg) x
+    group by x.snapshot_id, x.domain_id
+  ), per_trail as (
+    select x.snapshot_id, x.trail_id, pg_catalog.sum(x.n)::bigint as n from (
+      select mt.snapshot_id, mt.id as trail_id, 1::bigint as n from matching_trails mt
+      union all select cg.snapshot_id, cg.trail_id, cg.n from concept_groups cg) x
+    group by x.snapshot_id, x.trail_id
+  )
+  select pg_catalog.jsonb_build_object(
+    'domains', (select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                  'slug', d.slug, 'name', d.name, 'count', pd.n) order by d.name, d.slug), '[]'::jsonb)
+                from per_domain pd join app.domains d on d.snapshot_id = pd.snapshot_id and d.id = pd.domain_id
+                where d.is_published),
+    'tracks', (select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                  'slug', t.slug, 'name', t.title, 'count', pt.n) order by t.title, t.slug), '[]'::jsonb)
+               from per_trail pt join app.trails t on t.snapshot_id = pt.snapshot_id and t.id = pt.trail_id),
+    'difficulties', (select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                        'level', l.value,
+                        'count', (select pg_catalog.count(*) from matching_trails mt where mt.difficulty_level = l.value))
+                      order by l.sort_order)
+                     from app.difficulty_levels l),
+    'types', pg_catalog.jsonb_build_array(
+      pg_catalog.jsonb_build_object('type', 'DOMAIN', 'count', (select pg_catalog.count(*) from matching_domains)),
+      pg_catalog.jsonb_build_object('type', 'TRAIL', 'count', (select pg_catalog.count(*) from matching_trails)),
+      pg_catalog.jsonb_build_object('type', 'CONCEPT', 'count', (select coalesce(pg_catalog.sum(cg.n), 0)::bigint from concept_groups cg))))
+  into result;
+  return result;
+end
+$$;
+grant execute on function private.discovery_facets(uuid,uuid,uuid,text,text,boolean[]) to anon, authenticated;
+
+-- api.browse_catalog
+-- Purpose: GET /discovery/browse: everything a catalog page needs in one call: a page of
+--          published domains (name order), each with its counts and its trails (trail order,
+--          trail_limit), each trail with its counts and its concepts (position order,
+--          concept_limit), each concept with its counts.
+-- Params:  page, per_page (1-50, over domains), domain (slug: just that domain),
+--          difficulty (only trails of that level, and only domains that have one),
+--          trail_limit (0-20), concept_limit (0-20), snapshot_id.
+-- Returns: {data: [{id,slug,name,description,icon,color,trail_count,concept_count,spark_count,
+--          estimated_mins, trails:[{id,slug,title,difficulty_level,concept_count,spark_count,
+--          estimated_mins, concepts:[{id,slug,title,order_index,spark_count,estimated_mins}]}]}],
+--          meta: pagination over domains}.
+-- Errors:  22023 invalid numbers or difficulty; P0002 unknown domain/snapshot.
+create or replace function api.browse_catalog(page integer default 1, per_page integer default 20, domain text default null::text, difficulty text default null::text, trail_limit integer default 5, concept_limit integer default 5, snapshot_id uuid default null::uuid)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+set plan_cache_mode to 'force_custom_plan'
+as $$
+declare
+  sid uuid;
+  did uuid;
+  total bigint;
+  page_domains app.domains[];
+  page_trails app.trails[];
+  page_concepts app.concepts[];
+  items jsonb;
+begin
+  perform private.require_range('page', browse_catalog.page, 1, 100000);
+  perform private.require_range('per_page', browse_catalog.per_page, 1, 50);
+  perform private.require_range('trail_limit', browse_catalog.trail_limit, 0, 20);
+  perform private.require_range('concept_limit', browse_catalog.concept_limit, 0, 20);
+  perform private.require_difficulty('difficulty', browse_catalog.difficulty);
+  sid := private.resolve_snapshot_id(browse_catalog.snapshot_id);
+  if browse_catalog.domain is not null then
+    did := private.find_entity_id('domain', sid, browse_catalog.domain, 'domain');
+  end if;
+
+  select pg_catalog.count(*) into total from app.domains d
+  where (sid is null or d.snapshot_id = sid) and d.is_published
+    and (did is null or d.id = did)
+    and (browse_catalog.difficulty is null or exists (
+      select 1 from app.trails t where t.snapshot_id = d.snapshot_id and t.domain_id = d.id
+        and t.difficulty_level = browse_catalog.difficulty));
+
+  select pg_catalog.array_agg(page.d order by (page.d).name, (page.d).id) into page_domains
+  from (
+    select d from app.domains d
+    where (sid is null or d.snapshot_id = sid) and d.is_published
+      and (did is null or d.id = did)
+      and (browse_catalog.difficulty is null or exists (
+        select 1 from app.trails t where t.snapshot_id = d.snapshot_id and t.domain_id = d.id
+          and t.difficulty_level = browse_catalog.difficulty))
+    order by d.name, d.id
+    limit browse_catalog.per_page
+    offset (browse_catalog.page - 1)::bigint * browse_catalog.per_page
+  ) page;
+
+  page_trails := array(
+    select t.x from pg_catalog.unnest(page_domains) p
+    cross join lateral (
+      select x from app.trails x
+      where x.snapshot_id = p.snapshot_id and x.domain_id = p.id
+        and (browse_catalog.difficulty is null or x.difficulty_level = browse_catalog.difficulty)
+      order by x.order_index, x.title, x.id
+      limit browse_catalog.trail_limit) t);
+  page_concepts := array(
+    select c.x from pg_catalog.unnest(page_trails) p
+    cross join lateral (
+      select x from app.concepts x
+      where x.snapshot_id = p.snapshot_id and x.trail_id = p.id
+      order by x.order_index, x.title, x.id
+      limit browse_catalog.concept_limit) c);
+
+  -- The three item lists come back in the order of their arrays; ordinality ties them together.
+  -- Each list is built once (materialized) and nested by grouping: concepts per trail, then
+  -- trails per domain, instead of rescanning the lists once per parent.
+  with d as materialized (
+    select p.snapshot_id, p.id, e.item, e.n
+    from pg_catalog.jsonb_array_elements(private.domain_items(page_domains, null)) with ordinality as e(item, n)
+    join pg_catalog.unnest(page_domains) with ordinality as p on p.ordinality = e.n
+  ), t as materialized (
+    select p.snapshot_id, p.id, p.domain_id, e.item - 'description' as item, e.n
+    from pg_catalog.jsonb_array_elements(private.trail_items(page_trails, null)) with ordinality as e(item, n)
+    join pg_catalog.unnest(page_trails) with ordinality as p on p.ordinality = e.n
+  ), c as materialized (
+    select p.snapshot_id, p.trail_id, e.item - 'description' as item, e.n
+    from pg_catalog.jsonb_array_elements(private.concept_items(page_concepts, null)) with ordinality as e(item, n)
+    join pg_catalog.unnest(page_concepts) with ordinality as p on p.ordinality = e.n
+  ), concepts_by_trail as (
+    select c.snapshot_id, c.trail_id, pg_catalog.jsonb_agg(c.item order by c.n) as items
+    from c group by c.snapshot_id, c.trail_id
+  ), trails_by_domain as (
+    select t.snapshot_id, t.domain_id,
+           pg_catalog.jsonb_agg(t.item || pg_catalog.jsonb_build_object('concepts', coalesce(cb.items, '[]'::jsonb))
+                                order by t.n) as items
+    from t
+    left join concepts_by_trail cb on cb.snapshot_id = t.snapshot_id and cb.trail_id = t.id
+    group by t.snapshot_id, t.domain_id
+  )
+  select pg_catalog.jsonb_agg(
+           d.item || pg_catalog.jsonb_build_object('trails', coalesce(tb.items, '[]'::jsonb))
+           order by d.n)
+  into items
+  from d
+  left join trails_by_domain tb on tb.snapshot_id = d.snapshot_id and tb.domain_id = d.id;
+
+  return pg_catalog.jsonb_build_object(
+    'data', coalesce(items, '[]'::jsonb),
+    'meta', private.page_meta(total, browse_catalog.page, browse_catalog.per_page));
+end
+$$;
+comment on function api.browse_catalog(integer,integer,text,text,integer,integer,uuid) is
+  'GET /discovery/browse. Params: page, per_page (max 50), domain, difficulty, trail_limit (0-20), concept_limit (0-20), snapshot_id. Returns {data: domain -> trails -> concepts tree with counts, meta}. Errors: 22023, P0002.';
+grant execute on function api.browse_catalog(integer,integer,text,text,integer,integer,uuid) to anon, authenticated;

@@ -1,0 +1,895 @@
+-- Search: full-text search with a trigram fallback, autocomplete, and the figures that answer a
+-- one-lexeme query without visiting every match.
+
+create index sparks_search on app.sparks using gin (search_vector);
+
+create index concepts_search on app.concepts using gin (search_vector);
+
+create index trails_search on app.trails using gin (search_vector);
+
+create index domains_search on app.domains using gin (search_vector);
+
+create index sparks_title_trgm on app.sparks using gin (search_title extensions.gin_trgm_ops);
+
+create index concepts_title_trgm on app.concepts using gin (search_title extensions.gin_trgm_ops);
+
+create index trails_title_trgm on app.trails using gin (search_title extensions.gin_trgm_ops);
+
+create index domains_name_trgm on app.domains using gin (search_title extensions.gin_trgm_ops);
+
+-- private.search_query
+-- Purpose: the tsquery for a normalised search text: websearch_to_tsquery('english'), widened
+--          with a prefix match on the last word when the text is plain words ("postgres ind"
+--          also finds "postgres indexes"). Stop words never become prefixes.
+create or replace function private.search_query(normalized text)
+returns tsquery
+language plpgsql
+immutable parallel safe
+set search_path = ''
+as $$
+declare
+  words text[];
+  word_count integer;
+  last_word text;
+  full_query tsquery := pg_catalog.websearch_to_tsquery('pg_catalog.english'::regconfig, search_query.normalized);
+  prefix_query tsquery;
+begin
+  if search_query.normalized !~ '^[[:alnum:][:space:]]+$' then
+    return full_query; -- quotes, "or", "-word": the caller wrote websearch syntax; honour it
+  end if;
+  words := pg_catalog.regexp_split_to_array(pg_catalog.btrim(search_query.normalized), '\s+');
+  word_count := pg_catalog.array_length(words, 1);
+  last_word := words[word_count];
+  if pg_catalog.char_length(last_word) < 2
+     or pg_catalog.to_tsvector('pg_catalog.english'::regconfig, last_word) = ''::tsvector then
+    return full_query;
+  end if;
+  prefix_query := pg_catalog.to_tsquery('pg_catalog.simple'::regconfig, pg_catalog.quote_literal(last_word) || ':*');
+  if word_count > 1 then
+    prefix_query := pg_catalog.websearch_to_tsquery('pg_catalog.english'::regconfig,
+                      pg_catalog.array_to_string(words[1:word_count - 1], ' ')) && prefix_query;
+  end if;
+  return full_query || prefix_query;
+end
+$$;
+comment on function private.search_query(text) is
+  'websearch_to_tsquery(english) of a normalised text, OR-ed with a prefix match on its last word when the text is plain words.';
+grant execute on function private.search_query(text) to anon, authenticated;
+
+-- private.search_matches
+-- Purpose: every content row of the snapshot matching the query, without ranking: the set that
+--          facets count and the ranked candidates are drawn from. title_hit (the query matches
+--          the title alone, a cheap check on the stored vector) decides which rows are ranked
+--          first when there are more matches than the rank cap. `fuzzy` switches from the
+--          full-text match to the trigram word-similarity match on titles (typo fallback).
+create or replace function private.search_matches(snapshot uuid, query tsquery, normalized text, fuzzy boolean)
+returns table(type text, snapshot_id uuid, id uuid, difficulty text, title_hit boolean)
+language plpgsql
+stable
+set search_path = ''
+set "pg_trgm.word_similarity_threshold" to '0.4'
+as $$
+begin
+  if not search_matches.fuzzy then
+    return query
+      select 'spark'::text, s.snapshot_id, s.id, s.difficulty,
+             pg_catalog.ts_filter(s.search_vector, '{a}') @@ search_matches.query
+        from app.sparks s
+       where (search_matches.snapshot is null or s.snapshot_id = search_matches.snapshot)
+         and s.search_vector @@ search_matches.query
+      union all
+      select 'concept', c.snapshot_id, c.id, null,
+             pg_catalog.ts_filter(c.search_vector, '{a}') @@ search_matches.query
+        from app.concepts c
+       where (search_matches.snapshot is null or c.snapshot_id = search_matches.snapshot)
+         and c.search_vector @@ search_matches.query
+      union all
+      select 'trail', t.snapshot_id, t.id, t.difficulty_level,
+             pg_catalog.ts_filter(t.search_vector, '{a}') @@ search_matches.query
+        from app.trails t
+       where (search_matches.snapshot is null or t.snapshot_id = search_matches.snapshot)
+         and t.search_vector @@ search_matches.query
+      union all
+      select 'domain', d.snapshot_id, d.id, null,
+             pg_catalog.ts_filter(d.search_vector, '{a}') @@ search_matches.query
+        from app.domains d
+       where (search_matches.snapshot is null or d.snapshot_id = search_matches.snapshot)
+         and d.search_vector @@ search_matches.query;
+  else
+    return query
+      select 'spark'::text, s.snapshot_id, s.id, s.difficulty, true from app.sparks s
+       where (search_matches.snapshot is null or s.snapshot_id = search_matches.snapshot)
+         and search_matches.normalized operator(extensions.<%) s.search_title
+      union all
+      select 'concept', c.snapshot_id, c.id, null, true from app.concepts c
+       where (search_matches.snapshot is null or c.snapshot_id = search_matches.snapshot)
+         and search_matches.normalized operator(extensions.<%) c.search_title
+      union all
+      select 'trail', t.snapshot_id, t.id, t.difficulty_level, true from app.trails t
+       where (search_matches.snapshot is null or t.snapshot_id = search_matches.snapshot)
+         and search_matches.normalized operator(extensions.<%) t.search_title
+      union all
+      select 'domain', d.snapshot_id, d.id, null, true from app.domains d
+       where (search_matches.snapshot is null or d.snapshot_id = search_matches.snapshot)
+         and search_matches.normalized operator(extensions.<%) d.search_title;
+  end if;
+end
+$$;
+comment on function private.search_matches(uuid,tsquery,text,boolean) is
+  'Unranked matches (type, snapshot_id, id, difficulty, title_hit) of a search in one snapshot: full-text, or trigram on titles when fuzzy.';
+grant execute on function private.search_matches(uuid,tsquery,text,boolean) to anon, authenticated;
+
+-- Autocomplete's first tier walks these in order and stops after `limit` rows: title-prefix
+-- suggestions cost the same however many titles share the prefix. Collation "C" makes the
+-- btree serve both `like 'prefix%'` and the order.
+create index sparks_search_title on app.sparks (snapshot_id, search_title collate "C");
+
+create index concepts_search_title on app.concepts (snapshot_id, search_title collate "C");
+
+create index trails_search_title on app.trails (snapshot_id, search_title collate "C");
+
+create index domains_search_title on app.domains (snapshot_id, search_title collate "C");
+
+-- private.suggest_title_prefixes
+-- Purpose: autocomplete tier 0: distinct {text, type} whose normalised title starts with the
+--          pattern, in normalised-title order, at most `wanted` per content type (index walks).
+create or replace function private.suggest_title_prefixes(snapshot uuid, pattern text, wanted integer)
+returns table(type text, text text, norm text)
+language sql
+stable
+set search_path = ''
+as $$
+  (select distinct on (s.search_title collate "C", s.title) 'spark'::text, s.title, s.search_title
+   from app.sparks s
+   where (suggest_title_prefixes.snapshot is null or s.snapshot_id = suggest_title_prefixes.snapshot)
+     and (s.search_title collate "C") like suggest_title_prefixes.pattern || '%'
+   order by s.search_title collate "C", s.title
+   limit suggest_title_prefixes.wanted)
+  union all
+  (select distinct on (c.search_title collate "C", c.title) 'concept', c.title, c.search_title
+   from app.concepts c
+   where (suggest_title_prefixes.snapshot is null or c.snapshot_id = suggest_title_prefixes.snapshot)
+     and (c.search_title collate "C") like suggest_title_prefixes.pattern || '%'
+   order by c.search_title collate "C", c.title
+   limit suggest_title_prefixes.wanted)
+  union all
+  (select distinct on (t.search_title collate "C", t.title) 'trail', t.title, t.search_title
+   from app.trails t
+   where (suggest_title_prefixes.snapshot is null or t.snapshot_id = suggest_title_prefixes.snapshot)
+     and (t.search_title collate "C") like suggest_title_prefixes.pattern || '%'
+   order by t.search_title collate "C", t.title
+   limit suggest_title_prefixes.wanted)
+  union all
+  (select distinct on (d.search_title collate "C", d.name) 'domain', d.name, d.search_title
+   from app.domains d
+   where (suggest_title_prefixes.snapshot is null or d.snapshot_id = suggest_title_prefixes.snapshot)
+     and (d.search_title collate "C") like suggest_title_prefixes.pattern || '%'
+   order by d.search_title collate "C", d.name
+   limit suggest_title_prefixes.wanted)
+$$;
+comment on function private.suggest_title_prefixes(uuid,text,integer) is
+  'Autocomplete tier 0: titles starting with a LIKE-escaped pattern, at most `wanted` per content type, via the (snapshot_id, search_title collate C) indexes.';
+grant execute on function private.suggest_title_prefixes(uuid,text,integer) to anon, authenticated;
+
+-- api.list_search_suggestions
+-- Purpose: autocomplete: titles (domain names) matching what the user has typed so far.
+-- Params:  q (2..100 characters after trimming), limit_count (1..20, default 5), snapshot_id.
+-- Returns: {suggestions: [{text, type}]}, best first, each {text, type} once:
+--          tier 0, titles starting with q (in alphabetical order of the normalised title);
+--          tier 1, titles with a later word starting with q; tier 2 (q of 4+ characters),
+--          typo-tolerant trigram matches (word similarity >= 0.5). Tiers 1 and 2 are ordered by
+--          similarity, shorter text, text, type, and are only computed when the earlier tiers
+--          leave room, so a common prefix costs an index walk of `limit` rows.
+-- Errors:  22023 q shorter than 2 characters or limit_count out of range; P0002 unknown snapshot_id.
+create or replace function api.list_search_suggestions(q text, limit_count integer default 5, snapshot_id uuid default null::uuid)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+set "pg_trgm.word_similarity_threshold" to '0.5'
+as $$
+declare
+  normalized text := pg_catalog.btrim(private.search_normalize(list_search_suggestions.q));
+  pattern text;
+  word_start text;
+  snapshot uuid;
+  wanted integer := list_search_suggestions.limit_count;
+  suggestions jsonb := '[]'::jsonb;
+  more jsonb;
+begin
+  if list_search_suggestions.q is null or pg_catalog.char_length(normalized) not between 2 and 100 then
+    raise exception using errcode = '22023', message = 'q must be 2 to 100 characters',
+      detail = pg_catalog.jsonb_build_object('field', 'q')::text;
+  end if;
+  if list_search_suggestions.limit_count is null or list_search_suggestions.limit_count not between 1 and 20 then
+    raise exception using errcode = '22023', message = 'limit must be between 1 and 20',
+      detail = pg_catalog.jsonb_build_object('field', 'limit')::text;
+  end if;
+  snapshot := private.resolve_snapshot_id(list_search_suggestions.snapshot_id);
+  pattern := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(normalized, '\', '\\'), '%', '\%'), '_', '\_');
+  word_start := '(^|[^[:alnum:]])' || pg_catalog.regexp_replace(normalized, '([^[:alnum:][:space:]])', '\\\1', 'g');
+
+  -- Tier 0: title prefixes. Each type's list holds its first `wanted` in order (one title per
+  -- type once), so the first `wanted` of the merged lists are the first overall.
+  select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('text', p.text, 'type', p.type)
+                    order by p.norm collate "C", p.text, p.type), '[]'::jsonb)
+  into suggestions
+  from (
+    select x.* from private.suggest_title_prefixes(snapshot, pattern, wanted) x
+    order by x.norm collate "C", x.text, x.type
+    limit wanted
+  ) p;
+  wanted := wanted - pg_catalog.jsonb_array_length(suggestions);
+
+  -- Tiers 1 and 2: a later word starts with q, or (4+ characters) a trigram match; only when
+  -- there is room left. Rows whose title starts with q belong to tier 0 and are excluded.
+  if wanted > 0 then
+    with titles as (
+      select 'spark'::text as type, s.title as text, s.search_title as norm from app.sparks s
+       where (snapshot is null or s.snapshot_id = snapshot)
+         and (s.search_title like '%' || pattern || '%'
+              or (pg_catalog.char_length(normalized) >= 4 and normalized operator(extensions.<%) s.search_title))
+      union all
+      select 'concept', c.title, c.search_title from app.concepts c
+       where (snapshot is null or c.snapshot_id = snapshot)
+         and (c.search_title like '%' || pattern || '%'
+              or (pg_catalog.char_length(normalized) >= 4 and normalized operator(extensions.<%) c.search_title))
+      union all
+      select 'trail', t.title, t.search_title from app.trails t
+       where (snapshot is null or t.snapshot_id = snapshot)
+         and (t.search_title like '%' || pattern || '%'
+              or (pg_catalog.char_length(normalized) >= 4 and normalized operator(extensions.<%) t.search_title))
+      union all
+      select 'domain', d.name, d.search_title from app.domains d
+       where (snapshot is null or d.snapshot_id = snapshot)
+         and (d.search_title like '%' || pattern || '%'
+              or (pg_catalog.char_length(normalized) >= 4 and normalized operator(extensions.<%) d.search_title))
+    ),
+    tiered as (
+      select t.type, t.text,
+             case when t.norm ~ word_start then 1 else 2 end as tier,
+             extensions.word_similarity(normalized, t.norm) as similarity
+      from titles t
+      where not (t.norm like pattern || '%')
+    ),
+    -- a substring inside a word ("ql" in "sql") is neither a word prefix nor a typo unless
+    -- trigram similarity supports it
+    kept as (
+      select * from tiered t
+      where t.tier = 1 or (pg_catalog.char_length(normalized) >= 4 and t.similarity >= 0.5)
+    ),
+    unique_suggestions as (
+      select distinct on (k.text, k.type) k.* from kept k
+      order by k.text, k.type, k.tier, k.similarity desc
+    )
+    select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('text', u.text, 'type', u.type)
+             order by u.tier, u.similarity desc, pg_catalog.char_length(u.text), u.text, u.type), '[]'::jsonb)
+    into more
+    from (
+      select * from unique_suggestions u
+      order by u.tier, u.similarity desc, pg_catalog.char_length(u.text), u.text, u.type
+      limit wanted
+    ) u;
+    suggestions := suggestions || more;
+  end if;
+
+  return pg_catalog.jsonb_build_object('suggestions', suggestions);
+end
+$$;
+comment on function api.list_search_suggestions(text,integer,uuid) is
+  'Autocomplete. Params: q (min 2 chars), limit_count (1..20, default 5), snapshot_id. Returns {suggestions:[{text,type}]}: title prefixes (index walk), then word prefixes, then trigram typo matches (q of 4+ chars); de-duplicated. Errors: 22023 invalid q/limit, P0002 unknown snapshot.';
+grant execute on function api.list_search_suggestions(text,integer,uuid) to anon, authenticated;
+
+create table app.search_lexeme_counts (
+  snapshot_id uuid not null references app.snapshots (id) on delete cascade,
+  lexeme text collate "C" not null,
+  type text not null,
+  difficulty text,
+  docs integer not null,
+  title_docs integer not null,
+  constraint search_lexeme_counts_key unique nulls not distinct (snapshot_id, lexeme, type, difficulty)
+);
+comment on table app.search_lexeme_counts is
+  'Search statistics: rows of one snapshot, type and difficulty whose search_vector holds a lexeme (docs), and of those with the lexeme in the title (title_docs). Maintained by triggers.';
+alter table app.search_lexeme_counts enable row level security;
+create policy "anyone reads search lexeme counts" on app.search_lexeme_counts
+  for select to anon, authenticated
+  using (true);
+grant select on app.search_lexeme_counts to anon, authenticated;
+
+create table app.search_title_postings (
+  snapshot_id uuid not null references app.snapshots (id) on delete cascade,
+  lexeme text collate "C" not null,
+  type text not null,
+  id uuid not null,
+  difficulty text,
+  sort_title text not null,
+  search_title text not null,
+  rank_vector tsvector not null,
+  constraint search_title_postings_pkey primary key (snapshot_id, lexeme, type, id)
+);
+comment on table app.search_title_postings is
+  'Search postings: one row per (content row, lexeme of its title), in candidate order (type, id) per lexeme, with what ranking needs (lower(title), search_title, rank_vector). Maintained by triggers.';
+alter table app.search_title_postings enable row level security;
+create policy "anyone reads search title postings" on app.search_title_postings
+  for select to anon, authenticated
+  using (true);
+grant select on app.search_title_postings to anon, authenticated;
+
+-- private.search_rank_vector
+-- Purpose: a stand-in for a row's search document when ranking it for a query that matches
+--          only `lexeme` in it: the lexeme's entry (same positions and weights) plus filler
+--          entries (lexemes of spaces, which no query lexeme equals or prefixes) holding as many
+--          positions as the rest of the document. ts_rank(·, query, 1) reads only the entries the
+--          query matches and the document's position count, so for such a query it returns
+--          exactly what it returns for the whole document.
+-- Params:  doc (the row's search_vector), lexeme.
+-- Returns: tsvector.
+create or replace function private.search_rank_vector(doc tsvector, lexeme text)
+returns tsvector
+language sql
+immutable parallel safe
+set search_path = ''
+as $$
+  with entry as (
+    select e.positions, e.weights from pg_catalog.unnest(search_rank_vector.doc) e
+    where e.lexeme = search_rank_vector.lexeme
+  ),
+  total as (
+    select pg_catalog.sum(coalesce(pg_catalog.array_length(e.positions, 1), 1))::integer as n
+    from pg_catalog.unnest(search_rank_vector.doc) e
+  )
+  select (
+    '''' || pg_catalog.replace(pg_catalog.replace(search_rank_vector.lexeme, '\', '\\'), '''', '''''') || ''''
+    || coalesce((select ':' || pg_catalog.string_agg(p.pos::text || p.w, ',' order by p.ord)
+                 from entry cross join lateral rows from (pg_catalog.unnest(entry.positions), pg_catalog.unnest(entry.weights))
+                      with ordinality p(pos, w, ord)), '')
+    || coalesce((select ' ' || pg_catalog.string_agg('''' || pg_catalog.repeat(' ', f.chunk) || ''':' || f.positions, ' ')
+                 from (select g.n / 256 + 1 as chunk, pg_catalog.string_agg((g.n % 256 + 1)::text, ',') as positions
+                       from total cross join entry
+                       cross join lateral pg_catalog.generate_series(0, total.n - coalesce(pg_catalog.array_length(entry.positions, 1), 1) - 1) g(n)
+                       group by g.n / 256) f), '')
+  )::tsvector
+$$;
+comment on function private.search_rank_vector(tsvector,text) is
+  'Stand-in document for ranking a row against a query matching only `lexeme` in it: that entry plus filler positions; ts_rank(.., 1) gives the same value as on the whole document.';
+grant execute on function private.search_rank_vector(tsvector,text) to anon, authenticated;
+
+-- private.search_index_sql
+-- Purpose: the statements that add (sign 1) or remove (sign -1) the search figures of the rows
+--          of `source` (a content table or a trigger transition table) of one content type.
+-- Params:  kind (spark|concept|trail|domain), level_column (difficulty column or ''),
+--          title_column, source, sign (1 or -1).
+-- Returns: the SQL text (several statements; each reads `source` again).
+create or replace function private.search_index_sql(kind text, level_column text, title_column text, source text, sign integer)
+returns text
+language sql
+immutable
+set search_path = ''
+as $$
+  select pg_catalog.replace(
+    case when search_index_sql.sign > 0 then $add$
+      insert into app.search_lexeme_counts as c (snapshot_id, lexeme, type, difficulty, docs, title_docs)
+        select d.snapshot_id, d.lexeme, d.type, d.difficulty, pg_catalog.count(*), pg_catalog.count(*) filter (where d.in_title)
+        from (DELTA) d
+        group by d.snapshot_id, d.lexeme, d.type, d.difficulty
+        order by d.snapshot_id, d.lexeme, d.type, d.difficulty
+      on conflict on constraint search_lexeme_counts_key
+        do update set docs = c.docs + excluded.docs, title_docs = c.title_docs + excluded.title_docs;
+      insert into app.search_title_postings (snapshot_id, lexeme, type, id, difficulty, sort_title, search_title, rank_vector)
+        select d.snapshot_id, d.lexeme, d.type, d.id, d.difficulty, pg_catalog.lower(d.title), d.search_title,
+               private.search_rank_vector(d.document, d.lexeme)
+        from (DELTA) d where d.in_title
+        order by d.snapshot_id, d.lexeme, d.type, d.id; -- key order: the btree grows at its end
+    $add$ else $remove$
+      update app.search_lexeme_counts c
+         set docs = c.docs - g.docs, title_docs = c.title_docs - g.title_docs
+        from (select d.snapshot_id, d.lexeme, d.type, d.difficulty, pg_catalog.count(*) as docs,
+                     pg_catalog.count(*) filter (where d.in_title) as title_docs
+                from (DELTA) d group by d.snapshot_id, d.lexeme, d.type, d.difficulty) g
+       where c.snapshot_id = g.snapshot_id and c.lexeme = g.lexeme and c.type = g.type
+         and c.difficulty is not distinct from g.difficulty;
+      delete from app.search_lexeme_counts c
+       using (select distinct d.snapshot_id, d.lexeme, d.type from (DELTA) d) g
+       where c.snapshot_id = g.snapshot_id and c.lexeme = g.lexeme and c.type = g.type and c.docs <= 0;
+      delete from app.search_title_postings p
+       using (DELTA) d
+       where d.in_title and p.snapshot_id = d.snapshot_id and p.lexeme = d.lexeme and p.type = d.type and p.id = d.id;
+    $remove$ end,
+    'DELTA',
+    pg_catalog.format(
+      $delta$select r.snapshot_id, l.lexeme collate "C" as lexeme, %1$L::text as type, r.id, %2$s as difficulty,
+                    'A' = any(l.weights) as in_title, r.%4$I as title, r.search_title, r.search_vector as document
+               from %3$s r cross join lateral pg_catalog.unnest(r.search_vector) l$delta$,
+      search_index_sql.kind,
+      case when search_index_sql.level_column = '' then 'null::text'
+           else 'r.' || pg_catalog.quote_ident(search_index_sql.level_column) end,
+      search_index_sql.source,
+      search_index_sql.title_column))
+$$;
+comment on function private.search_index_sql(text,text,text,text,integer) is
+  'SQL adding (sign 1) or removing (sign -1) the search figures (lexeme counts, title postings) of the rows of a source relation.';
+
+-- private.maintain_search_index
+-- Purpose: statement trigger of sparks, concepts, trails and domains: keeps
+--          app.search_lexeme_counts and app.search_title_postings equal to the content rows.
+--          tg_argv: content type, difficulty column ('' when none), title column. Transition tables:
+--          old_rows, new_rows. Security definer: writers need no rights on the figures.
+create or replace function private.maintain_search_index()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+  if tg_op in ('UPDATE', 'DELETE') then
+    execute private.search_index_sql(tg_argv[0], tg_argv[1], tg_argv[2], 'old_rows', -1);
+  end if;
+  if tg_op in ('UPDATE', 'INSERT') then
+    execute private.search_index_sql(tg_argv[0], tg_argv[1], tg_argv[2], 'new_rows', 1);
+  end if;
+  return null;
+end
+$$;
+comment on function private.maintain_search_index() is
+  'Trigger: applies the inserted/updated/deleted content rows to the search figures (app.search_lexeme_counts, app.search_title_postings).';
+
+create trigger sparks_search_index_insert
+  after insert on app.sparks referencing new table as new_rows
+  for each statement execute function private.maintain_search_index('spark', 'difficulty', 'title');
+alter table app.sparks enable always trigger sparks_search_index_insert;
+
+create trigger sparks_search_index_update
+  after update on app.sparks referencing old table as old_rows new table as new_rows
+  for each statement execute function private.maintain_search_index('spark', 'difficulty', 'title');
+alter table app.sparks enable always trigger sparks_search_index_update;
+
+create trigger sparks_search_index_delete
+  after delete on app.sparks referencing old table as old_rows
+  for each statement execute function private.maintain_search_index('spark', 'difficulty', 'title');
+alter table app.sparks enable always trigger sparks_search_index_delete;
+
+create trigger concepts_search_index_insert
+  after insert on app.concepts referencing new table as new_rows
+  for each statement execute function private.maintain_search_index('concept', '', 'title');
+alter table app.concepts enable always trigger concepts_search_index_insert;
+
+create trigger concepts_search_index_update
+  after update on app.concepts referencing old table as old_rows new table as new_rows
+  for each statement execute function private.maintain_search_index('concept', '', 'title');
+alter table app.concepts enable always trigger concepts_search_index_update;
+
+create trigger concepts_search_index_delete
+  after delete on app.concepts referencing old table as old_rows
+  for each statement execute function private.maintain_search_index('concept', '', 'title');
+alter table app.concepts enable always trigger concepts_search_index_delete;
+
+create trigger trails_search_index_insert
+  after insert on app.trails referencing new table as new_rows
+  for each statement execute function private.maintain_search_index('trail', 'difficulty_level', 'title');
+alter table app.trails enable always trigger trails_search_index_insert;
+
+create trigger trails_search_index_update
+  after update on app.trails referencing old table as old_rows new table as new_rows
+  for each statement execute function private.maintain_search_index('trail', 'difficulty_level', 'title');
+alter table app.trails enable always trigger trails_search_index_update;
+
+create trigger trails_search_index_delete
+  after delete on app.trails referencing old table as old_rows
+  for each statement execute function private.maintain_search_index('trail', 'difficulty_level', 'title');
+alter table app.trails enable always trigger trails_search_index_delete;
+
+create trigger domains_search_index_insert
+  after insert on app.domains referencing new table as new_rows
+  for each statement execute function private.maintain_search_index('domain', '', 'name');
+alter table app.domains enable always trigger domains_search_index_insert;
+
+create trigger domains_search_index_update
+  after update on app.domains referencing old table as old_rows new table as new_rows
+  for each statement execute function private.maintain_search_index('domain', '', 'name');
+alter table app.domains enable always trigger domains_search_index_update;
+
+create trigger domains_search_index_delete
+  after delete on app.domains referencing old table as old_rows
+  for each statement execute function private.maintain_search_index('domain', '', 'name');
+alter table app.domains enable always trigger domains_search_index_delete;
+
+-- private.search_single_lexeme
+-- Purpose: the one lexeme of the snapshot's vocabulary a search matches exactly, when there is
+--          one: the query must be a disjunction of lexeme atoms ('build' | 'building':*, no AND,
+--          NOT, phrase or weight) whose atoms resolve, in app.search_lexeme_counts, to a single
+--          lexeme. Then the rows matching the query are exactly the rows holding that lexeme.
+-- Params:  snapshot, query.
+-- Returns: {lexeme, match_count}: 0 = no vocabulary lexeme matches (no row
+--          matches), 1 = exactly `lexeme`, 2 = several (or not a disjunction): general path.
+create or replace function private.search_single_lexeme(snapshot uuid, query tsquery, out lexeme text, out match_count integer)
+returns record
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  query_text text := search_single_lexeme.query::text;
+  lexemes text[] := '{}';
+  atom text collate "C";
+  is_prefix boolean;
+begin
+  search_single_lexeme.match_count := 2;
+  -- Outside the quoted lexemes only '|', ':*', parentheses and spaces may appear.
+  if search_single_lexeme.snapshot is null
+     or pg_catalog.regexp_replace(query_text, '''(?:[^'']|'''')*''', '', 'g') !~ '^[|:*() ]*$' then
+    return;
+  end if;
+  for atom, is_prefix in
+    select pg_catalog.regexp_replace(m.parts[1], '([''\\])\1', '\1', 'g'), m.parts[2] is not null
+    from pg_catalog.regexp_matches(query_text, '''((?:[^'']|'''')*)''(:\*)?', 'g') m(parts)
+  loop
+    -- one btree range per atom: the lexeme itself, or the lexemes it is a prefix of
+    select lexemes || coalesce(pg_catalog.array_agg(x.lexeme), '{}') into lexemes
+    from (
+      select c.lexeme from app.search_lexeme_counts c
+       where c.snapshot_id = search_single_lexeme.snapshot
+         and c.lexeme >= atom
+         and c.lexeme <= case when is_prefix then atom || pg_catalog.chr(1114111) else atom end
+         and pg_catalog.starts_with(c.lexeme, atom)
+         and c.lexeme <> all (lexemes)
+       group by c.lexeme
+       limit 2
+    ) x;
+    exit when pg_catalog.cardinality(lexemes) > 1;
+  end loop;
+  search_single_lexeme.match_count := least(pg_catalog.cardinality(lexemes), 2);
+  if search_single_lexeme.match_count = 1 then
+    search_single_lexeme.lexeme := lexemes[1];
+  end if;
+end
+$$;
+comment on function private.search_single_lexeme(uuid,tsquery) is
+  'The single vocabulary lexeme a disjunctive search query matches in a snapshot (match_count 1), none (0) or several/not disjunctive (2).';
+grant execute on function private.search_single_lexeme(uuid,tsquery) to anon, authenticated;
+
+-- private.search_page_rows
+-- Purpose: ranks the candidate rows of a search and returns one page of results.
+-- Params:  types, snapshot_ids, ids (the candidates, same length), query, normalized, fuzzy,
+--          page, per_page.
+-- Returns: jsonb array of {type,id,slug,title,summary,score}, ordered by score desc,
+--          lower(title), type, id.
+create or replace function private.search_page_rows(types text[], snapshot_ids uuid[], ids uuid[], query tsquery, normalized text, fuzzy boolean, page integer, per_page integer)
+returns jsonb
+language sql
+stable
+set search_path = ''
+as $$
+  with candidates as (
+    select c.type, c.snapshot_id, c.id
+    from rows from (pg_catalog.unnest(search_page_rows.types), pg_catalog.unnest(search_page_rows.snapshot_ids),
+                   pg_catalog.unnest(search_page_rows.ids)) c(type, snapshot_id, id)
+  ),
+  ranked as (
+    select c.type, c.id, x.slug, x.title, x.summary,
+           pg_catalog.round((case when search_page_rows.fuzzy
+             then extensions.word_similarity(search_page_rows.normalized, x.normalized_title)
+             else pg_catalog.ts_rank(x.document, search_page_rows.query, 1)
+                  + case when x.normalized_title = search_page_rows.normalized then 1.0
+                         when x.normalized_title like
+                              pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(search_page_rows.normalized, '\', '\\'), '%', '\%'), '_', '\_') || '%'
+                           then 0.5
+                         else 0 end
+             end)::numeric, 6)::double precision as score
+    from candidates c
+    cross join lateral (
+      select s.slug, s.title, s.summary, s.search_vector as document, s.search_title as normalized_title
+        from app.sparks s where c.type = 'spark' and s.snapshot_id = c.snapshot_id and s.id = c.id
+      union all
+      select k.slug, k.title, k.description, k.search_vector, k.search_title
+        from app.concepts k where c.type = 'concept' and k.snapshot_id = c.snapshot_id and k.id = c.id
+      union all
+      select t.slug, t.title, t.description, t.search_vector, t.search_title
+        from app.trails t where c.type = 'trail' and t.snapshot_id = c.snapshot_id and t.id = c.id
+      union all
+      select d.slug, d.name, d.description, d.search_vector, d.search_title
+        from app.domains d where c.type = 'domain' and d.snapshot_id = c.snapshot_id and d.id = c.id
+    ) x
+  ),
+  page_rows as (
+    select r.* from ranked r
+    order by r.score desc, pg_catalog.lower(r.title), r.type, r.id
+    offset (search_page_rows.page - 1) * search_page_rows.per_page
+    limit search_page_rows.per_page
+  )
+  select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+           'type', p.type, 'id', p.id, 'slug', p.slug, 'title', p.title,
+           'summary', p.summary, 'score', p.score)
+         order by p.score desc, pg_catalog.lower(p.title), p.type, p.id), '[]'::jsonb)
+  from page_rows p
+$$;
+comment on function private.search_page_rows(text[],uuid[],uuid[],tsquery,text,boolean,integer,integer) is
+  'Ranks search candidates (score = ts_rank + exact/prefix title boost, or trigram similarity when fuzzy) and returns one page as a jsonb array.';
+grant execute on function private.search_page_rows(text[],uuid[],uuid[],tsquery,text,boolean,integer,integer) to anon, authenticated;
+
+-- private.title_order_is_bytewise
+-- Purpose: whether the database's default collation orders text like collation "C" (byte order),
+--          decided once, here: a libc or builtin C / C.UTF-8 locale, and a sample of awkward
+--          strings (case, accents, punctuation, spaces, digits) sorts the same both ways. Search
+--          then breaks score ties on lower(title) with the cheap byte comparison (same order);
+--          under any other collation it keeps the collation's comparison.
+-- Returns: boolean (a constant).
+do $$
+declare
+  bytewise boolean;
+begin
+  select (d.datlocprovider in ('c', 'b')
+          and coalesce(case when d.datlocprovider = 'b' then d.datlocale end, d.datcollate) ~* '^(c|posix|c\.utf-?8)$')
+    into bytewise
+    from pg_catalog.pg_database d where d.datname = pg_catalog.current_database();
+  if bytewise then
+    select (select pg_catalog.array_agg(v order by v) from unnest(sample) v)
+         = (select pg_catalog.array_agg(v order by v collate "C") from unnest(sample) v)
+      into bytewise
+      from (select array['a', 'B', 'b', 'é', 'e', 'f', 'ß', 'ss', 'a b', 'ab', 'a-b', 'a_b', 'a1', 'a10', 'a2',
+                         '#1', ' z', 'z ', 'Ω', 'ω', '中', 'ａ', 'æ', 'ae', 'résumé', 'resume', 'resumé'] as sample) s;
+  end if;
+  execute pg_catalog.format($f$
+    create function private.title_order_is_bytewise()
+    returns boolean
+    language sql
+    immutable
+    set search_path = ''
+    as 'select %s'
+  $f$, case when bytewise then 'true' else 'false' end);
+end
+$$;
+comment on function private.title_order_is_bytewise() is
+  'Constant decided at migration: the default collation orders like collation "C" (search tie-breaks may compare bytes).';
+grant execute on function private.title_order_is_bytewise() to anon, authenticated;
+
+-- api.search_content
+-- A query matching exactly one lexeme of the snapshot's vocabulary reads its totals, facets and
+-- candidates from the search figures above instead of from every match.
+-- Purpose: full-text search across sparks, concepts, trails and domains of the selected snapshot.
+-- Params:  q (1..200 characters after trimming), type (spark|concept|trail|domain, optional),
+--          difficulty (beginner|intermediate|advanced|expert, optional: sparks by difficulty,
+--          trails by difficulty_level; concepts and domains have none and drop out),
+--          page (>= 1, default 1), per_page (1..50, default 20), snapshot_id (optional).
+-- Returns: {data: [{type,id,slug,title,summary,score}], meta: {total,page,per_page,total_pages,
+--          has_next,has_prev}, facets: {types: {spark,concept,trail,domain}, difficulties:
+--          {beginner,intermediate,advanced,expert}}}. Ordered by score desc, then lower(title),
+--          type, id. At most 1000 matches are ranked (title matches first, then type and id);
+--          pages beyond them are empty; meta.total and the facets count every match.
+--          facets.types ignores the type filter and facets.difficulties ignores the difficulty
+--          filter. When the full-text query matches nothing, titles are matched by trigram word
+--          similarity instead (typo tolerance) and score is that similarity.
+-- Errors:  22023 invalid q, type, difficulty, page or per_page; P0002 unknown snapshot_id.
+create or replace function api.search_content(q text, type text default null::text, difficulty text default null::text, page integer default 1, per_page integer default 20, snapshot_id uuid default null::uuid)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  rank_cap constant integer := 1000;
+  normalized text := pg_catalog.btrim(private.search_normalize(search_content.q));
+  snapshot uuid;
+  query tsquery;
+  fuzzy boolean := false;
+  single_lexeme text;
+  lexeme_matches integer := 2;
+  total integer := 0;
+  title_total integer := 0;
+  type_counts jsonb;
+  level_counts jsonb;
+  candidate_types text[] := '{}';
+  candidate_snapshots uuid[] := '{}';
+  candidate_ids uuid[] := '{}';
+  data jsonb;
+  bytewise_titles constant boolean := private.title_order_is_bytewise();
+  -- titles starting with the query (LIKE-escaped), computed once rather than per candidate
+  title_prefix text := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(normalized, '\', '\\'), '%', '\%'), '_', '\_') || '%';
+begin
+  if search_content.q is null or pg_catalog.char_length(pg_catalog.btrim(search_content.q)) not between 1 and 200 then
+    raise exception using errcode = '22023', message = 'q must be 1 to 200 characters',
+      detail = pg_catalog.jsonb_build_object('field', 'q')::text;
+  end if;
+  if search_content.type is not null and search_content.type not in ('spark', 'concept', 'trail', 'domain') then
+    raise exception using errcode = '22023', message = 'type must be one of spark, concept, trail, domain',
+      detail = pg_catalog.jsonb_build_object('field', 'type', 'value', search_content.type)::text;
+  end if;
+  if search_content.difficulty is not null
+     and not exists (select from app.difficulty_levels d where d.value = search_content.difficulty) then
+    raise exception using errcode = '22023', message = 'difficulty must be one of beginner, intermediate, advanced, expert',
+      detail = pg_catalog.jsonb_build_object('field', 'difficulty', 'value', search_content.difficulty)::text;
+  end if;
+  if search_content.page is null or search_content.page < 1 then
+    raise exception using errcode = '22023', message = 'page must be at least 1',
+      detail = pg_catalog.jsonb_build_object('field', 'page')::text;
+  end if;
+  if search_content.per_page is null or search_content.per_page not between 1 and 50 then
+    raise exception using errcode = '22023', message = 'per_page must be between 1 and 50',
+      detail = pg_catalog.jsonb_build_object('field', 'per_page')::text;
+  end if;
+
+  snapshot := private.resolve_snapshot_id(search_content.snapshot_id);
+  query := private.search_query(normalized);
+
+  if pg_catalog.numnode(query) > 0 then
+    select l.lexeme, l.match_count into single_lexeme, lexeme_matches from private.search_single_lexeme(snapshot, query) l;
+    -- Typo fallback: only when the words mean something (not only stop words) and find nothing.
+    if pg_catalog.char_length(normalized) >= 3 and (lexeme_matches = 0 or (lexeme_matches = 2 and not (
+         exists (select from app.sparks s where (snapshot is null or s.snapshot_id = snapshot) and s.search_vector @@ query)
+         or exists (select from app.concepts c where (snapshot is null or c.snapshot_id = snapshot) and c.search_vector @@ query)
+         or exists (select from app.trails t where (snapshot is null or t.snapshot_id = snapshot) and t.search_vector @@ query)
+         or exists (select from app.domains d where (snapshot is null or d.snapshot_id = snapshot) and d.search_vector @@ query)))) then
+      fuzzy := true;
+    end if;
+  end if;
+
+  if pg_catalog.numnode(query) = 0 then
+    null; -- only stop words: nothing matches
+  elsif lexeme_matches = 0 and not fuzzy then
+    null; -- no lexeme of the snapshot matches (and q too short for the typo fallback)
+  elsif lexeme_matches = 1 and not fuzzy then
+    -- One lexeme: counts from the lexeme figures, candidates from the title postings.
+    select coalesce(pg_catalog.sum(c.docs), 0), coalesce(pg_catalog.sum(c.title_docs), 0)
+      into total, title_total
+      from app.search_lexeme_counts c
+     where c.snapshot_id = snapshot and c.lexeme = single_lexeme
+       and (search_content.type is null or c.type = search_content.type)
+       and (search_content.difficulty is null or c.difficulty = search_content.difficulty);
+    select pg_catalog.jsonb_object_agg(kinds.kind, coalesce(counts.n, 0) order by kinds.position)
+      into type_counts
+      from unnest(array['spark', 'concept', 'trail', 'domain']) with ordinality as kinds(kind, position)
+      left join (
+        select c.type, pg_catalog.sum(c.docs)::integer as n from app.search_lexeme_counts c
+         where c.snapshot_id = snapshot and c.lexeme = single_lexeme
+           and (search_content.difficulty is null or c.difficulty = search_content.difficulty)
+         group by c.type
+      ) counts on counts.type = kinds.kind;
+    select pg_catalog.jsonb_object_agg(levels.value, coalesce(counts.n, 0) order by levels.sort_order)
+      into level_counts
+      from app.difficulty_levels levels
+      left join (
+        select c.difficulty, pg_catalog.sum(c.docs)::integer as n from app.search_lexeme_counts c
+         where c.snapshot_id = snapshot and c.lexeme = single_lexeme
+           and (search_content.type is null or c.type = search_content.type) and c.difficulty is not null
+         group by c.difficulty
+      ) counts on counts.difficulty = levels.value;
+    if title_total >= rank_cap then
+      -- Candidates: the first rank_cap title matches in (type, id) order, ranked from one range
+      -- of the postings index (rank_vector stands in for the document: see
+      -- private.search_rank_vector); only the page's rows are read from the content tables.
+      with candidates as (
+        select p.type, p.snapshot_id, p.id, p.sort_title,
+               -- = round((rank + boost)::numeric, 6)::double precision, as the general path computes
+               -- it, without two numeric conversions per candidate: rank + boost is a float4 plus
+               -- 0, 0.5 or 1 (exact in float8), never within float8 error of a half-way point
+               -- unless exactly on it, where both round half away from zero.
+               pg_catalog.trunc((pg_catalog.ts_rank(p.rank_vector, query, 1)
+                 + case when p.search_title = normalized then 1.0::double precision
+                        when p.search_title like title_prefix then 0.5::double precision
+                        else 0::double precision end) * 1000000::double precision + 0.5::double precision)
+                 / 1000000::double precision as score
+          from app.search_title_postings p
+         where p.snapshot_id = snapshot and p.lexeme = single_lexeme
+           and (search_content.type is null or p.type = search_content.type)
+           and (search_content.difficulty is null or p.difficulty = search_content.difficulty)
+         order by p.type, p.id
+         limit rank_cap
+      ),
+      page_rows as (
+        select c.* from candidates c
+        -- lower(title) ties: byte comparison when it orders the same (see title_order_is_bytewise)
+        order by c.score desc,
+                 case when bytewise_titles then c.sort_title collate "C" end,
+                 case when not bytewise_titles then c.sort_title end,
+                 c.type, c.id
+        offset (search_content.page - 1) * search_content.per_page
+        limit search_content.per_page
+      )
+      select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+               'type', p.type, 'id', p.id, 'slug', x.slug, 'title', x.title,
+               'summary', x.summary, 'score', p.score)
+             order by p.score desc, p.sort_title, p.type, p.id), '[]'::jsonb)
+        into data
+        from page_rows p
+        cross join lateral (
+          select s.slug, s.title, s.summary from app.sparks s
+           where p.type = 'spark' and s.snapshot_id = p.snapshot_id and s.id = p.id
+          union all
+          select k.slug, k.title, k.description from app.concepts k
+           where p.type = 'concept' and k.snapshot_id = p.snapshot_id and k.id = p.id
+          union all
+          select t.slug, t.title, t.description from app.trails t
+           where p.type = 'trail' and t.snapshot_id = p.snapshot_id and t.id = p.id
+          union all
+          select d.slug, d.name, d.description from app.domains d
+           where p.type = 'domain' and d.snapshot_id = p.snapshot_id and d.id = p.id
+        ) x;
+    else
+    -- Candidates: title matches in (type, id) order, read from the postings index, then (when
+    -- they leave room) the other matches in the same order.
+    select coalesce(pg_catalog.array_agg(p.type order by p.type, p.id), '{}'),
+           coalesce(pg_catalog.array_agg(p.snapshot_id order by p.type, p.id), '{}'),
+           coalesce(pg_catalog.array_agg(p.id order by p.type, p.id), '{}')
+      into candidate_types, candidate_snapshots, candidate_ids
+      from (
+        select p.type, p.snapshot_id, p.id from app.search_title_postings p
+         where p.snapshot_id = snapshot and p.lexeme = single_lexeme
+           and (search_content.type is null or p.type = search_content.type)
+           and (search_content.difficulty is null or p.difficulty = search_content.difficulty)
+         order by p.type, p.id
+         limit rank_cap
+      ) p;
+    if title_total < rank_cap and total > title_total then
+      select candidate_types || coalesce(pg_catalog.array_agg(m.type order by m.type, m.id), '{}'),
+             candidate_snapshots || coalesce(pg_catalog.array_agg(m.snapshot_id order by m.type, m.id), '{}'),
+             candidate_ids || coalesce(pg_catalog.array_agg(m.id order by m.type, m.id), '{}')
+        into candidate_types, candidate_snapshots, candidate_ids
+        from (
+          select m.type, m.snapshot_id, m.id
+            from private.search_matches(snapshot, query, normalized, false) m
+           where not m.title_hit
+             and (search_content.type is null or m.type = search_content.type)
+             and (search_content.difficulty is null or m.difficulty = search_content.difficulty)
+           order by m.type, m.id
+           limit rank_cap - title_total
+        ) m;
+    end if;
+    end if;
+  else
+    -- General path: every match is listed, counted and ordered (rank_cap bounds the ranking).
+    with matched as materialized (
+      select m.type, m.snapshot_id, m.id, m.difficulty, m.title_hit
+      from private.search_matches(snapshot, query, normalized, fuzzy) m
+    ),
+    filtered as (
+      select m.* from matched m
+      where (search_content.type is null or m.type = search_content.type)
+        and (search_content.difficulty is null or m.difficulty = search_content.difficulty)
+    ),
+    candidates as (
+      select f.* from filtered f order by f.title_hit desc, f.type, f.id limit rank_cap
+    )
+    select (select pg_catalog.count(*)::integer from filtered),
+           (select pg_catalog.jsonb_object_agg(kinds.kind, coalesce(counts.n, 0) order by kinds.position)
+              from unnest(array['spark', 'concept', 'trail', 'domain']) with ordinality as kinds(kind, position)
+              left join (
+                select m.type, pg_catalog.count(*)::integer as n from matched m
+                where search_content.difficulty is null or m.difficulty = search_content.difficulty
+                group by m.type
+              ) counts on counts.type = kinds.kind),
+           (select pg_catalog.jsonb_object_agg(levels.value, coalesce(counts.n, 0) order by levels.sort_order)
+              from app.difficulty_levels levels
+              left join (
+                select m.difficulty, pg_catalog.count(*)::integer as n from matched m
+                where (search_content.type is null or m.type = search_content.type) and m.difficulty is not null
+                group by m.difficulty
+              ) counts on counts.difficulty = levels.value),
+           (select coalesce(pg_catalog.array_agg(c.type), '{}') from candidates c),
+           (select coalesce(pg_catalog.array_agg(c.snapshot_id), '{}') from candidates c),
+           (select coalesce(pg_catalog.array_agg(c.id), '{}') from candidates c)
+      into total, type_counts, level_counts, candidate_types, candidate_snapshots, candidate_ids;
+  end if;
+
+  if type_counts is null then
+    select pg_catalog.jsonb_object_agg(kinds.kind, 0 order by kinds.position) into type_counts
+      from unnest(array['spark', 'concept', 'trail', 'domain']) with ordinality as kinds(kind, position);
+    select pg_catalog.jsonb_object_agg(levels.value, 0 order by levels.sort_order) into level_counts
+      from app.difficulty_levels levels;
+  end if;
+
+  return pg_catalog.jsonb_build_object(
+    'data', coalesce(data, private.search_page_rows(candidate_types, candidate_snapshots, candidate_ids, query,
+                                                    normalized, fuzzy, search_content.page, search_content.per_page)),
+    'meta', pg_catalog.jsonb_build_object(
+      'total', total,
+      'page', search_content.page,
+      'per_page', search_content.per_page,
+      'total_pages', ((least(total, rank_cap) + search_content.per_page - 1) / search_content.per_page),
+      'has_next', search_content.page * search_content.per_page < least(total, rank_cap),
+      'has_prev', search_content.page > 1),
+    'facets', pg_catalog.jsonb_build_object('types', type_counts, 'difficulties', level_counts));
+end
+$$;
+comment on function api.search_content(text,text,text,integer,integer,uuid) is
+  'Full-text search (english, accent-insensitive, title A > summary/description B) over sparks, concepts, trails, domains of a snapshot. Params: q, type, difficulty, page, per_page (max 50), snapshot_id. Returns {data:[{type,id,slug,title,summary,score}], meta, facets:{types,difficulties}}. Errors: 22023 invalid parameter, P0002 unknown snapshot.';
+grant execute on function api.search_content(text,text,text,integer,integer,uuid) to anon, authenticated;

@@ -1,0 +1,784 @@
+-- Graph: spark links, prerequisite traversal and learning paths, over node rows and rounds kept
+-- per snapshot by triggers.
+
+-- private.find_spark
+-- Purpose: the spark a slug names in the selected snapshot. With no snapshot selected (nothing
+--          published yet) the slug is looked up in the most recently created snapshot holding it.
+create or replace function private.find_spark(slug text, snapshot uuid)
+returns table(snapshot_id uuid, id uuid, title text)
+language sql
+stable
+set search_path = ''
+as $$
+  select s.snapshot_id, s.id, s.title
+  from app.sparks s
+  join app.snapshots n on n.id = s.snapshot_id
+  where s.slug = find_spark.slug
+    and (find_spark.snapshot is null or s.snapshot_id = find_spark.snapshot)
+  order by n.created_at desc, n.id
+  limit 1
+$$;
+comment on function private.find_spark(text,uuid) is
+  'The spark (snapshot_id, id, title) a slug names in a snapshot; with no snapshot, in the newest snapshot holding the slug.';
+grant execute on function private.find_spark(text,uuid) to anon, authenticated;
+
+-- api.list_spark_links
+-- Purpose: a paginated list of spark relationships (all link types).
+-- Params:  spark (slug, optional): only links touching it; direction (needs spark):
+--          outgoing (spark is the source: what it leads to), incoming (spark is the target: what
+--          leads to it), both (default); type (prerequisite|related|extends, optional);
+--          page (>= 1, default 1); per_page (1..100, default 20); snapshot_id (optional).
+-- Returns: {data: [{source: {id,slug,title}, target: {id,slug,title}, type, weight}],
+--          meta: {total,page,per_page,total_pages,has_next,has_prev}}, ordered by source title,
+--          target title, type, then ids.
+-- Errors:  22023 invalid type, direction (or direction without spark), page or per_page;
+--          P0002 unknown spark or snapshot_id.
+create or replace function api.list_spark_links(spark text default null::text, type text default null::text, direction text default null::text, page integer default 1, per_page integer default 20, snapshot_id uuid default null::uuid)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  snapshot uuid;
+  anchor_snapshot uuid;
+  anchor uuid;
+  result jsonb;
+begin
+  if list_spark_links.type is not null and list_spark_links.type not in ('prerequisite', 'related', 'extends') then
+    raise exception using errcode = '22023', message = 'type must be prerequisite, related or extends',
+      detail = pg_catalog.jsonb_build_object('field', 'type', 'value', list_spark_links.type)::text;
+  end if;
+  if list_spark_links.direction is not null and list_spark_links.direction not in ('outgoing', 'incoming', 'both') then
+    raise exception using errcode = '22023', message = 'direction must be outgoing, incoming or both',
+      detail = pg_catalog.jsonb_build_object('field', 'direction', 'value', list_spark_links.direction)::text;
+  end if;
+  if list_spark_links.direction is not null and list_spark_links.spark is null then
+    raise exception using errcode = '22023', message = 'direction needs a spark',
+      detail = pg_catalog.jsonb_build_object('field', 'direction')::text;
+  end if;
+  if list_spark_links.page is null or list_spark_links.page < 1 then
+    raise exception using errcode = '22023', message = 'page must be at least 1',
+      detail = pg_catalog.jsonb_build_object('field', 'page')::text;
+  end if;
+  if list_spark_links.per_page is null or list_spark_links.per_page not between 1 and 100 then
+    raise exception using errcode = '22023', message = 'per_page must be between 1 and 100',
+      detail = pg_catalog.jsonb_build_object('field', 'per_page')::text;
+  end if;
+
+  snapshot := private.resolve_snapshot_id(list_spark_links.snapshot_id);
+  if list_spark_links.spark is not null then
+    select f.snapshot_id, f.id into anchor_snapshot, anchor from private.find_spark(list_spark_links.spark, snapshot) f;
+    if anchor is null then
+      raise exception using errcode = 'P0002', message = 'spark not found',
+        detail = pg_catalog.jsonb_build_object('spark', list_spark_links.spark)::text;
+    end if;
+    snapshot := anchor_snapshot;
+  end if;
+
+  with links as (
+    -- outgoing: the primary key (snapshot_id, source_id, ...) serves it
+    select l.* from app.spark_links l
+    where anchor is not null and coalesce(list_spark_links.direction, 'both') in ('outgoing', 'both')
+      and l.snapshot_id = snapshot and l.source_id = anchor
+    union all
+    -- incoming: spark_links_target (snapshot_id, target_id, source_id) serves it
+    select l.* from app.spark_links l
+    where anchor is not null and coalesce(list_spark_links.direction, 'both') in ('incoming', 'both')
+      and l.snapshot_id = snapshot and l.target_id = anchor
+    union all
+    select l.* from app.spark_links l
+    where anchor is null and (snapshot is null or l.snapshot_id = snapshot)
+  ),
+  filtered as (
+    select l.* from links l
+    where list_spark_links.type is null or l.type = list_spark_links.type
+  ),
+  described as (
+    select f.snapshot_id, f.type, f.weight,
+           src.id as source_id, src.slug as source_slug, src.title as source_title,
+           dst.id as target_id, dst.slug as target_slug, dst.title as target_title
+    from filtered f
+    join app.sparks src on src.snapshot_id = f.snapshot_id and src.id = f.source_id
+    join app.sparks dst on dst.snapshot_id = f.snapshot_id and dst.id = f.target_id
+  ),
+  page_rows as (
+    select d.*, pg_catalog.row_number() over (
+             order by pg_catalog.lower(d.source_title), pg_catalog.lower(d.target_title), d.type,
+                      d.source_id, d.target_id, d.snapshot_id) as position
+    from described d
+    order by position
+    offset (list_spark_links.page - 1) * list_spark_links.per_page
+    limit list_spark_links.per_page
+  ),
+  total as (select pg_catalog.count(*)::integer as n from filtered)
+  select pg_catalog.jsonb_build_object(
+    'data', coalesce((
+      select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+               'source', pg_catalog.jsonb_build_object('id', p.source_id, 'slug', p.source_slug, 'title', p.source_title),
+               'target', pg_catalog.jsonb_build_object('id', p.target_id, 'slug', p.target_slug, 'title', p.target_title),
+               'type', p.type,
+               'weight', p.weight::double precision)
+             order by p.position)
+      from page_rows p), '[]'::jsonb),
+    'meta', pg_catalog.jsonb_build_object(
+      'total', t.n,
+      'page', list_spark_links.page,
+      'per_page', list_spark_links.per_page,
+      'total_pages', (t.n + list_spark_links.per_page - 1) / list_spark_links.per_page,
+      'has_next', list_spark_links.page * list_spark_links.per_page < t.n,
+      'has_prev', list_spark_links.page > 1)
+  ) into result
+  from total t;
+  return result;
+end
+$$;
+comment on function api.list_spark_links(text,text,text,integer,integer,uuid) is
+  'Paginated spark relationships. Params: spark (slug), type (prerequisite|related|extends), direction (outgoing|incoming|both, needs spark), page, per_page (max 100), snapshot_id. Returns {data:[{source:{id,slug,title},target:{id,slug,title},type,weight}], meta}. Errors: 22023 invalid parameter, P0002 unknown spark/snapshot.';
+grant execute on function api.list_spark_links(text,text,text,integer,integer,uuid) to anon, authenticated;
+
+create table app.spark_rounds (
+  snapshot_id uuid not null references app.snapshots (id) on delete cascade,
+  spark_id uuid not null,
+  round integer not null check (round >= 0),
+  constraint spark_rounds_pkey primary key (snapshot_id, spark_id)
+);
+comment on table app.spark_rounds is
+  'Kahn round of every spark of an acyclic snapshot (longest prerequisite chain above it); all or none of a snapshot''s sparks. Written by private.refresh_spark_rounds.';
+alter table app.spark_rounds enable row level security;
+create policy "anyone reads spark rounds" on app.spark_rounds
+  for select to anon, authenticated
+  using (true);
+grant select on app.spark_rounds to anon, authenticated;
+
+-- private.refresh_spark_rounds
+-- Purpose: (re)computes the Kahn round of every spark of one snapshot, set-based: round 0 is
+--          the sparks without prerequisites; each pass frees the sparks whose last waiting
+--          prerequisite was freed by the previous pass (one pass per round, each link read once).
+--          A snapshot with a prerequisite cycle gets no rows (its sparks never all become free).
+-- Params:  snapshot_id.
+-- Returns: the number of rows written (0 for a cyclic snapshot).
+create or replace function private.refresh_spark_rounds(snapshot_id uuid)
+returns integer
+language plpgsql
+set search_path = ''
+set work_mem to '64MB'
+as $$
+declare
+  sid constant uuid := refresh_spark_rounds.snapshot_id;
+  frontier uuid[];
+  current_round integer := 0;
+  written integer;
+  spark_total integer;
+begin
+  delete from app.spark_rounds r where r.snapshot_id = sid;
+
+  -- How many prerequisites each spark still waits for.
+  create temporary table round_waiting on commit drop as
+  select l.target_id as id, pg_catalog.count(*)::integer as waiting
+  from app.spark_links l
+  where l.snapshot_id = sid and l.type = 'prerequisite'
+  group by l.target_id;
+  alter table round_waiting add primary key (id);
+
+  insert into app.spark_rounds (snapshot_id, spark_id, round)
+  select sid, s.id, 0
+  from app.sparks s
+  where s.snapshot_id = sid and not exists (select from round_waiting w where w.id = s.id);
+  select pg_catalog.array_agg(r.spark_id) into frontier
+  from app.spark_rounds r where r.snapshot_id = sid;
+
+  while frontier is not null loop
+    current_round := current_round + 1;
+    with freed_links as (
+      select l.target_id, pg_catalog.count(*)::integer as n
+      from pg_catalog.unnest(frontier) f(id)
+      join app.spark_links l on l.snapshot_id = sid and l.source_id = f.id and l.type = 'prerequisite'
+      group by l.target_id
+    ),
+    counted as (
+      update round_waiting w set waiting = w.waiting - fl.n
+      from freed_links fl
+      where w.id = fl.target_id
+      returning w.id, w.waiting
+    )
+    select pg_catalog.array_agg(c.id) into frontier from counted c where c.waiting = 0;
+    insert into app.spark_rounds (snapshot_id, spark_id, round)
+    select sid, f.id, current_round from pg_catalog.unnest(frontier) f(id);
+  end loop;
+
+  drop table round_waiting;
+  select pg_catalog.count(*)::integer into written from app.spark_rounds r where r.snapshot_id = sid;
+  select pg_catalog.count(*)::integer into spark_total from app.sparks s where s.snapshot_id = sid;
+  if written < spark_total then
+    -- A cycle: its members (and what lies behind them) never became free. All or none.
+    delete from app.spark_rounds r where r.snapshot_id = sid;
+    written := 0;
+  end if;
+  return written;
+end
+$$;
+comment on function private.refresh_spark_rounds(uuid) is
+  'Computes app.spark_rounds for one snapshot (Kahn rounds, set-based); writes nothing for a cyclic snapshot. Returns the rows written.';
+
+-- The import writes a snapshot's rollups (private.refresh_content_rollups) once its content is
+-- in place: compute the rounds then too.
+create or replace function private.fill_spark_rounds()
+returns trigger
+language plpgsql
+set search_path = ''
+as $$
+begin
+  perform private.refresh_spark_rounds(new.snapshot_id);
+  return null;
+end
+$$;
+comment on function private.fill_spark_rounds() is
+  'Trigger: computes a snapshot''s spark rounds whenever its rollup row is written (at the end of an import).';
+
+create trigger snapshot_rollups_spark_rounds
+  after insert on app.snapshot_rollups
+  for each row execute function private.fill_spark_rounds();
+
+-- Any later write to prerequisite links makes a snapshot's rounds unknown again.
+create or replace function private.forget_spark_rounds()
+returns trigger
+language plpgsql
+set search_path = ''
+as $$
+begin
+  if tg_op = 'TRUNCATE' then
+    delete from app.spark_rounds;
+  elsif tg_op = 'INSERT' then
+    delete from app.spark_rounds r where r.snapshot_id in (select n.snapshot_id from new_links n);
+  elsif tg_op = 'DELETE' then
+    delete from app.spark_rounds r where r.snapshot_id in (select o.snapshot_id from old_links o);
+  else
+    delete from app.spark_rounds r
+    where r.snapshot_id in (select n.snapshot_id from new_links n union select o.snapshot_id from old_links o);
+  end if;
+  return null;
+end
+$$;
+comment on function private.forget_spark_rounds() is
+  'Trigger: a write to spark_links deletes the stored spark rounds of the snapshots it touches.';
+
+create trigger spark_links_forget_rounds_insert
+  after insert on app.spark_links referencing new table as new_links
+  for each statement execute function private.forget_spark_rounds();
+
+create trigger spark_links_forget_rounds_update
+  after update on app.spark_links referencing old table as old_links new table as new_links
+  for each statement execute function private.forget_spark_rounds();
+
+create trigger spark_links_forget_rounds_delete
+  after delete on app.spark_links referencing old table as old_links
+  for each statement execute function private.forget_spark_rounds();
+
+create trigger spark_links_forget_rounds_truncate
+  after truncate on app.spark_links
+  for each statement execute function private.forget_spark_rounds();
+
+create table app.spark_graph_nodes (
+  snapshot_id uuid not null references app.snapshots (id) on delete cascade,
+  spark_id uuid not null,
+  parents uuid[] not null,
+  edges_in text[] not null,
+  children uuid[] not null,
+  node_head text not null,
+  node_tail text not null,
+  sort_title text not null,
+  path_step text not null,
+  estimated_mins integer not null,
+  round integer,
+  constraint spark_graph_nodes_pkey primary key (snapshot_id, spark_id)
+);
+comment on table app.spark_graph_nodes is
+  'One row per spark: prerequisite parents/children and the JSON fragments of the graph and path bodies. Maintained by triggers on app.sparks and app.spark_links (private.refresh_spark_graph_nodes).';
+alter table app.spark_graph_nodes enable row level security;
+create policy "anyone reads spark graph nodes" on app.spark_graph_nodes
+  for select to anon, authenticated
+  using (true);
+grant select on app.spark_graph_nodes to anon, authenticated;
+
+-- private.refresh_spark_graph_nodes
+-- Purpose: rewrites the app.spark_graph_nodes rows of the given sparks from app.sparks and
+--          app.spark_links (a spark that no longer exists loses its row).
+-- Params:  snapshot_ids, spark_ids: parallel arrays of keys (duplicates allowed).
+-- Returns: the number of rows written.
+-- The fragments are written exactly as the request functions used to build them: keys in jsonb's
+-- order with its separators, strings through to_json, the weight through double precision
+-- (extra_float_digits pinned so the float text is the shortest exact one, as at request time).
+create or replace function private.refresh_spark_graph_nodes(snapshot_ids uuid[], spark_ids uuid[])
+returns integer
+language plpgsql
+set search_path = ''
+set extra_float_digits to '1'
+set work_mem to '64MB'
+as $$
+declare
+  written integer;
+begin
+  create temporary table graph_node_keys on commit drop as
+  select distinct k.snapshot_id, k.spark_id
+  from rows from (pg_catalog.unnest(refresh_spark_graph_nodes.snapshot_ids), pg_catalog.unnest(refresh_spark_graph_nodes.spark_ids)) k(snapshot_id, spark_id);
+  analyze graph_node_keys;
+
+  delete from app.spark_graph_nodes g
+  using graph_node_keys k
+  where g.snapshot_id = k.snapshot_id and g.spark_id = k.spark_id;
+
+  insert into app.spark_graph_nodes (snapshot_id, spark_id, parents, edges_in, children,
+                                     node_head, node_tail, sort_title, path_step, estimated_mins, round)
+  select s.snapshot_id, s.id, coalesce(p.parents, '{}'), coalesce(p.edges_in, '{}'), coalesce(c.children, '{}'),
+    pg_catalog.concat('{"id": "', s.id, '", "slug": ', pg_catalog.to_json(s.slug), ', "depth": '),
+    pg_catalog.concat(', "title": ', pg_catalog.to_json(s.title), '}'),
+    pg_catalog.lower(s.title),
+    pg_catalog.concat('{"slug": ', pg_catalog.to_json(s.slug), ', "title": ', pg_catalog.to_json(s.title),
+      ', "estimated_mins": ', s.estimated_mins, '}'),
+    s.estimated_mins,
+    r.round
+  from graph_node_keys k
+  join app.sparks s on s.snapshot_id = k.snapshot_id and s.id = k.spark_id
+  left join app.spark_rounds r on r.snapshot_id = s.snapshot_id and r.spark_id = s.id
+  left join (
+    select l.snapshot_id, l.target_id,
+      pg_catalog.array_agg(l.source_id order by l.source_id) as parents,
+      pg_catalog.array_agg(
+        pg_catalog.concat('{"type": "prerequisite", "source": "', l.source_id, '", "target": "', l.target_id,
+          '", "weight": ', l.weight::double precision, '}')
+        order by l.source_id) as edges_in
+    from graph_node_keys k
+    join app.spark_links l on l.snapshot_id = k.snapshot_id and l.target_id = k.spark_id and l.type = 'prerequisite'
+    group by l.snapshot_id, l.target_id
+  ) p on p.snapshot_id = s.snapshot_id and p.target_id = s.id
+  left join (
+    select l.snapshot_id, l.source_id, pg_catalog.array_agg(l.target_id order by l.target_id) as children
+    from graph_node_keys k
+    join app.spark_links l on l.snapshot_id = k.snapshot_id and l.source_id = k.spark_id and l.type = 'prerequisite'
+    group by l.snapshot_id, l.source_id
+  ) c on c.snapshot_id = s.snapshot_id and c.source_id = s.id;
+  get diagnostics written = row_count;
+
+  drop table graph_node_keys;
+  return written;
+end
+$$;
+comment on function private.refresh_spark_graph_nodes(uuid[],uuid[]) is
+  'Rewrites the app.spark_graph_nodes rows of the given (snapshot_id, spark_id) keys from app.sparks and app.spark_links. Returns the rows written.';
+
+-- Triggers: the keys a statement touched, old and new rows alike.
+create or replace function private.sync_spark_graph_nodes_from_sparks()
+returns trigger
+language plpgsql
+set search_path = ''
+as $$
+declare
+  snaps uuid[];
+  ids uuid[];
+begin
+  if tg_op = 'TRUNCATE' then
+    delete from app.spark_graph_nodes;
+    return null;
+  elsif tg_op = 'INSERT' then
+    select pg_catalog.array_agg(n.snapshot_id), pg_catalog.array_agg(n.id) into snaps, ids from new_sparks n;
+  elsif tg_op = 'DELETE' then
+    select pg_catalog.array_agg(o.snapshot_id), pg_catalog.array_agg(o.id) into snaps, ids from old_sparks o;
+  else
+    select pg_catalog.array_agg(k.snapshot_id), pg_catalog.array_agg(k.id) into snaps, ids
+    from (select n.snapshot_id, n.id from new_sparks n union select o.snapshot_id, o.id from old_sparks o) k;
+  end if;
+  if ids is not null then
+    perform private.refresh_spark_graph_nodes(snaps, ids);
+  end if;
+  return null;
+end
+$$;
+comment on function private.sync_spark_graph_nodes_from_sparks() is
+  'Trigger: rewrites the app.spark_graph_nodes rows of the sparks a statement wrote.';
+
+create trigger sparks_graph_nodes_insert
+  after insert on app.sparks referencing new table as new_sparks
+  for each statement execute function private.sync_spark_graph_nodes_from_sparks();
+alter table app.sparks enable always trigger sparks_graph_nodes_insert;
+
+create trigger sparks_graph_nodes_update
+  after update on app.sparks referencing old table as old_sparks new table as new_sparks
+  for each statement execute function private.sync_spark_graph_nodes_from_sparks();
+alter table app.sparks enable always trigger sparks_graph_nodes_update;
+
+create trigger sparks_graph_nodes_delete
+  after delete on app.sparks referencing old table as old_sparks
+  for each statement execute function private.sync_spark_graph_nodes_from_sparks();
+alter table app.sparks enable always trigger sparks_graph_nodes_delete;
+
+create trigger sparks_graph_nodes_truncate
+  after truncate on app.sparks
+  for each statement execute function private.sync_spark_graph_nodes_from_sparks();
+alter table app.sparks enable always trigger sparks_graph_nodes_truncate;
+
+create or replace function private.sync_spark_graph_nodes_from_links()
+returns trigger
+language plpgsql
+set search_path = ''
+as $$
+declare
+  snaps uuid[];
+  ids uuid[];
+begin
+  if tg_op = 'TRUNCATE' then
+    select pg_catalog.array_agg(g.snapshot_id), pg_catalog.array_agg(g.spark_id) into snaps, ids
+    from app.spark_graph_nodes g
+    where pg_catalog.cardinality(g.parents) > 0 or pg_catalog.cardinality(g.children) > 0;
+  elsif tg_op = 'INSERT' then
+    select pg_catalog.array_agg(k.snapshot_id), pg_catalog.array_agg(k.id) into snaps, ids
+    from (select n.snapshot_id, n.source_id as id from new_links n
+          union select n.snapshot_id, n.target_id from new_links n) k;
+  elsif tg_op = 'DELETE' then
+    select pg_catalog.array_agg(k.snapshot_id), pg_catalog.array_agg(k.id) into snaps, ids
+    from (select o.snapshot_id, o.source_id as id from old_links o
+          union select o.snapshot_id, o.target_id from old_links o) k;
+  else
+    select pg_catalog.array_agg(k.snapshot_id), pg_catalog.array_agg(k.id) into snaps, ids
+    from (select n.snapshot_id, n.source_id as id from new_links n
+          union select n.snapshot_id, n.target_id from new_links n
+          union select o.snapshot_id, o.source_id from old_links o
+          union select o.snapshot_id, o.target_id from old_links o) k;
+  end if;
+  if ids is not null then
+    perform private.refresh_spark_graph_nodes(snaps, ids);
+  end if;
+  return null;
+end
+$$;
+comment on function private.sync_spark_graph_nodes_from_links() is
+  'Trigger: rewrites the app.spark_graph_nodes rows of both ends of every spark link a statement wrote.';
+
+create trigger spark_links_graph_nodes_insert
+  after insert on app.spark_links referencing new table as new_links
+  for each statement execute function private.sync_spark_graph_nodes_from_links();
+alter table app.spark_links enable always trigger spark_links_graph_nodes_insert;
+
+create trigger spark_links_graph_nodes_update
+  after update on app.spark_links referencing old table as old_links new table as new_links
+  for each statement execute function private.sync_spark_graph_nodes_from_links();
+alter table app.spark_links enable always trigger spark_links_graph_nodes_update;
+
+create trigger spark_links_graph_nodes_delete
+  after delete on app.spark_links referencing old table as old_links
+  for each statement execute function private.sync_spark_graph_nodes_from_links();
+alter table app.spark_links enable always trigger spark_links_graph_nodes_delete;
+
+create trigger spark_links_graph_nodes_truncate
+  after truncate on app.spark_links
+  for each statement execute function private.sync_spark_graph_nodes_from_links();
+alter table app.spark_links enable always trigger spark_links_graph_nodes_truncate;
+
+-- The round column mirrors app.spark_rounds (computed at import, deleted on link writes).
+create or replace function private.sync_spark_graph_node_rounds()
+returns trigger
+language plpgsql
+set search_path = ''
+as $$
+begin
+  if tg_op = 'TRUNCATE' then
+    update app.spark_graph_nodes g set round = null where g.round is not null;
+  elsif tg_op = 'DELETE' then
+    update app.spark_graph_nodes g set round = null
+    from old_rounds o
+    where g.snapshot_id = o.snapshot_id and g.spark_id = o.spark_id;
+  else
+    if tg_op = 'UPDATE' then
+      update app.spark_graph_nodes g set round = null
+      from old_rounds o
+      where g.snapshot_id = o.snapshot_id and g.spark_id = o.spark_id;
+    end if;
+    update app.spark_graph_nodes g set round = n.round
+    from new_rounds n
+    where g.snapshot_id = n.snapshot_id and g.spark_id = n.spark_id;
+  end if;
+  return null;
+end
+$$;
+comment on function private.sync_spark_graph_node_rounds() is
+  'Trigger: copies the rounds a statement wrote to app.spark_rounds into app.spark_graph_nodes.round (null when deleted).';
+
+create trigger spark_rounds_graph_nodes_insert
+  after insert on app.spark_rounds referencing new table as new_rounds
+  for each statement execute function private.sync_spark_graph_node_rounds();
+alter table app.spark_rounds enable always trigger spark_rounds_graph_nodes_insert;
+
+create trigger spark_rounds_graph_nodes_update
+  after update on app.spark_rounds referencing old table as old_rounds new table as new_rounds
+  for each statement execute function private.sync_spark_graph_node_rounds();
+alter table app.spark_rounds enable always trigger spark_rounds_graph_nodes_update;
+
+create trigger spark_rounds_graph_nodes_delete
+  after delete on app.spark_rounds referencing old table as old_rounds
+  for each statement execute function private.sync_spark_graph_node_rounds();
+alter table app.spark_rounds enable always trigger spark_rounds_graph_nodes_delete;
+
+create trigger spark_rounds_graph_nodes_truncate
+  after truncate on app.spark_rounds
+  for each statement execute function private.sync_spark_graph_node_rounds();
+alter table app.spark_rounds enable always trigger spark_rounds_graph_nodes_truncate;
+
+-- api.get_spark_graph
+-- Purpose: the prerequisite neighbourhood of one spark.
+-- Params:  slug; direction ancestors (what must be known first, default) | descendants (what it
+--          unlocks) | both; max_depth 0..10 (default 3); snapshot_id (optional).
+-- Returns: {root_id, direction, max_depth, nodes: [{id,slug,title,depth}], edges:
+--          [{source,target,weight,type}]}. depth is the shortest number of prerequisite links
+--          from the root (root 0); each node appears once; nodes ordered by depth, title, id.
+--          edges are every prerequisite link whose two ends are both returned nodes, ordered by
+--          source, target. Safe on cyclic data: a node already seen is never walked again.
+--          Type json: the body text as built (keys edges, nodes, root_id, direction, max_depth).
+-- Errors:  22023 invalid direction or max_depth; P0002 unknown slug or snapshot_id.
+create or replace function api.get_spark_graph(slug text, direction text default 'ancestors'::text, max_depth integer default 3, snapshot_id uuid default null::uuid)
+returns json
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  root record;
+  result json;
+begin
+  if get_spark_graph.direction is null or get_spark_graph.direction not in ('ancestors', 'descendants', 'both') then
+    raise exception using errcode = '22023', message = 'direction must be ancestors, descendants or both',
+      detail = pg_catalog.jsonb_build_object('field', 'direction', 'value', get_spark_graph.direction)::text;
+  end if;
+  if get_spark_graph.max_depth is null or get_spark_graph.max_depth not between 0 and 10 then
+    raise exception using errcode = '22023', message = 'max_depth must be between 0 and 10',
+      detail = pg_catalog.jsonb_build_object('field', 'max_depth', 'value', get_spark_graph.max_depth)::text;
+  end if;
+  select f.snapshot_id, f.id into root
+  from private.find_spark(get_spark_graph.slug, private.resolve_snapshot_id(get_spark_graph.snapshot_id)) f;
+  if root.id is null then
+    raise exception using errcode = 'P0002', message = 'spark not found',
+      detail = pg_catalog.jsonb_build_object('slug', get_spark_graph.slug)::text;
+  end if;
+
+  -- The walk: one row per level (the nodes first reached at that depth, and all seen so far).
+  with recursive
+  up (depth, frontier, seen) as (
+    select 0, array[root.id], array[root.id]
+    where (select get_spark_graph.direction) in ('ancestors', 'both')
+    union all
+    select u.depth + 1, nxt.ids, u.seen || nxt.ids
+    from up u
+    cross join lateral (
+      select coalesce(pg_catalog.array_agg(x.id), '{}')
+      from (
+        select pg_catalog.unnest(g.parents)
+        from app.spark_graph_nodes g
+        where g.snapshot_id = root.snapshot_id and g.spark_id = any (u.frontier)
+        except
+        select pg_catalog.unnest(u.seen)
+      ) x(id)
+    ) nxt(ids)
+    where u.depth < get_spark_graph.max_depth and pg_catalog.cardinality(u.frontier) > 0
+  ),
+  down (depth, frontier, seen) as (
+    select 0, array[root.id], array[root.id]
+    where (select get_spark_graph.direction) in ('descendants', 'both')
+    union all
+    select d.depth + 1, nxt.ids, d.seen || nxt.ids
+    from down d
+    cross join lateral (
+      select coalesce(pg_catalog.array_agg(x.id), '{}')
+      from (
+        select pg_catalog.unnest(g.children)
+        from app.spark_graph_nodes g
+        where g.snapshot_id = root.snapshot_id and g.spark_id = any (d.frontier)
+        except
+        select pg_catalog.unnest(d.seen)
+      ) x(id)
+    ) nxt(ids)
+    where d.depth < get_spark_graph.max_depth and pg_catalog.cardinality(d.frontier) > 0
+  ),
+  -- Every reached node once, at its shortest depth.
+  reached (id, depth) as materialized (
+    select f.id, pg_catalog.min(f.depth)
+    from (
+      select n.id, u.depth from up u cross join pg_catalog.unnest(u.frontier) n(id)
+      union all
+      select n.id, d.depth from down d cross join pg_catalog.unnest(d.frontier) n(id)
+    ) f
+    group by f.id
+  ),
+  -- Their rows: one index scan per depth (spark_id = any of that depth's ids). The lateral
+  -- keeps the plan a nested loop over the few depth groups whatever the row estimates.
+  nodes as materialized (
+    select b.depth, g.spark_id, g.node_head, g.node_tail, g.sort_title, g.parents, g.edges_in
+    from (select r.depth, pg_catalog.array_agg(r.id) as ids from reached r group by r.depth) b
+    cross join lateral (
+      select g.spark_id, g.node_head, g.node_tail, g.sort_title, g.parents, g.edges_in
+      from app.spark_graph_nodes g
+      where g.snapshot_id = root.snapshot_id and g.spark_id = any (b.ids)
+    ) g
+  )
+  -- concat builds each string in one allocation; chains of || would copy the growing body.
+  select pg_catalog.concat(
+    '{"edges": [',
+    -- "(... in (...)) is true" keeps the membership test a hashed subplan (built once), never a
+    -- join the planner could misplace inside the per-node loop.
+    -- unnest in the select list (ProjectSet) zips the two arrays without a tuplestore per node.
+    (select pg_catalog.string_agg(e.edge, ', ' order by e.source_id, e.target_id)
+     from (
+       select pg_catalog.unnest(n.parents) as source_id, n.spark_id as target_id, pg_catalog.unnest(n.edges_in) as edge
+       from nodes n
+     ) e
+     where (e.source_id in (select r.id from reached r)) is true),
+    '], "nodes": [',
+    (select pg_catalog.string_agg(pg_catalog.concat(n.node_head, n.depth, n.node_tail), ', '
+              order by n.depth, n.sort_title, n.spark_id)
+     from nodes n),
+    '], "root_id": "', root.id, '", "direction": ', pg_catalog.to_json(get_spark_graph.direction),
+    ', "max_depth": ', get_spark_graph.max_depth, '}'
+  )::json into result;
+  return result;
+end
+$$;
+comment on function api.get_spark_graph(text,text,integer,uuid) is
+  'Prerequisite subgraph around a spark. Params: slug, direction (ancestors|descendants|both, default ancestors), max_depth (0..10, default 3), snapshot_id. Returns {root_id, direction, max_depth, nodes:[{id,slug,title,depth}], edges:[{source,target,weight,type}]}. Errors: 22023 invalid direction/max_depth, P0002 unknown slug/snapshot.';
+grant execute on function api.get_spark_graph(text,text,integer,uuid) to anon, authenticated;
+
+-- api.get_learning_path
+-- Purpose: what to study, in order, to reach a target spark.
+-- Params:  target (spark slug); skip_mastered (default true): leave out sparks the caller has a
+--          `mastered` learning event for (anonymous callers have none); snapshot_id (optional).
+-- Returns: {target_id, path: [{slug,title,estimated_mins}], total_mins, skipped_count}.
+--          path holds every prerequisite ancestor of the target (transitively) and the target.
+--          Order: Kahn's algorithm in rounds. Round 0 holds the sparks with no prerequisite in
+--          the set; round k those whose prerequisites all sit in earlier rounds; inside a round,
+--          lower(title) then id. So every spark comes after all of its prerequisites. If the data
+--          had a cycle (imports reject them) the call still ends; its members go last.
+--          total_mins sums the returned steps; skipped_count counts the sparks left out.
+--          Rounds come from app.spark_rounds when the import stored them, else are computed.
+--          Type json: the body text as built (keys path, target_id, total_mins, skipped_count).
+-- Errors:  P0002 unknown target or snapshot_id.
+create or replace function api.get_learning_path(target text, skip_mastered boolean default true, snapshot_id uuid default null::uuid)
+returns json
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  root record;
+  stored_rounds boolean;
+  ids uuid[];
+  steps text[];
+  titles text[];
+  minutes integer[];
+  rounds integer[];
+  mastered uuid[] := '{}';
+  caller uuid := auth.uid();
+  result json;
+begin
+  select f.snapshot_id, f.id into root
+  from private.find_spark(get_learning_path.target, private.resolve_snapshot_id(get_learning_path.snapshot_id)) f;
+  if root.id is null then
+    raise exception using errcode = 'P0002', message = 'spark not found',
+      detail = pg_catalog.jsonb_build_object('target', get_learning_path.target)::text;
+  end if;
+
+  -- The closure, level by level: one index scan of app.spark_graph_nodes per level, whose rows
+  -- give both the next level (parents) and everything the body needs (step text, order keys),
+  -- carried out of the walk in arrays: no second look-up per member.
+  with recursive
+  walk (frontier, seen, ids, steps, titles, minutes, rounds) as (
+    select array[root.id], array[root.id], '{}'::uuid[], '{}'::text[], '{}'::text[], '{}'::integer[], '{}'::integer[]
+    union all
+    select lv.next, w.seen || lv.next, lv.ids, lv.steps, lv.titles, lv.minutes, lv.rounds
+    from walk w
+    cross join lateral (
+      with members as materialized (
+        select g.spark_id, g.parents, g.path_step, g.sort_title, g.estimated_mins, g.round
+        from app.spark_graph_nodes g
+        where g.snapshot_id = root.snapshot_id and g.spark_id = any (w.frontier)
+      )
+      select
+        (select coalesce(pg_catalog.array_agg(x.id), '{}')
+         from (select pg_catalog.unnest(m.parents) from members m except select pg_catalog.unnest(w.seen)) x(id)) as next,
+        a.*
+      from (
+        select pg_catalog.array_agg(m.spark_id) as ids, pg_catalog.array_agg(m.path_step) as steps,
+          pg_catalog.array_agg(m.sort_title) as titles, pg_catalog.array_agg(m.estimated_mins) as minutes,
+          pg_catalog.array_agg(m.round) as rounds
+        from members m
+      ) a
+    ) lv
+    where pg_catalog.cardinality(w.frontier) > 0
+  )
+  select pg_catalog.array_agg(c.id), pg_catalog.array_agg(c.step), pg_catalog.array_agg(c.title),
+    pg_catalog.array_agg(c.minutes), pg_catalog.array_agg(c.round)
+  into ids, steps, titles, minutes, rounds
+  from walk w
+  cross join rows from (pg_catalog.unnest(w.ids), pg_catalog.unnest(w.steps), pg_catalog.unnest(w.titles),
+                        pg_catalog.unnest(w.minutes), pg_catalog.unnest(w.rounds)) c(id, step, title, minutes, round);
+
+  -- Rounds stored at import (app.spark_rounds, copied into the rows) hold all or none of a
+  -- snapshot's sparks: the target's tells which.
+  stored_rounds := rounds[pg_catalog.array_position(ids, root.id)] is not null;
+  if not stored_rounds then
+    -- Kahn's algorithm in rounds, set-based: the round of a spark is the length of the longest
+    -- prerequisite chain above it inside the closure (0 for sparks without prerequisites), which is
+    -- exactly the round in which Kahn's algorithm frees it. The closure's links are the parents of
+    -- its members (every parent of a member is a member). Cost: closure links x longest chain.
+    -- Cycle guard: rounds stop growing at the closure size, and sparks that never become free
+    -- (members of a cycle) take that size as their round, i.e. go last.
+    with recursive
+    closure_links (source_id, target_id) as materialized (
+      select pg_catalog.unnest(g.parents), g.spark_id
+      from app.spark_graph_nodes g
+      where g.snapshot_id = root.snapshot_id and g.spark_id = any (ids)
+    ),
+    computed (id, round) as (
+      select c.id, 0
+      from pg_catalog.unnest(ids) c(id)
+      where not exists (select from closure_links k where k.target_id = c.id)
+      union
+      select k.target_id, r.round + 1
+      from computed r
+      join closure_links k on k.source_id = r.id
+      where r.round < pg_catalog.cardinality(ids)
+    ),
+    latest (id, round) as (
+      select r.id, pg_catalog.max(r.round) from computed r group by r.id
+    )
+    -- in the order of ids: a left join by position, no per-id search
+    select pg_catalog.array_agg(coalesce(l.round, pg_catalog.cardinality(ids)) order by c.ord)
+    into rounds
+    from pg_catalog.unnest(ids) with ordinality c(id, ord)
+    left join latest l on l.id = c.id;
+  end if;
+
+  -- learning_events is readable only by signed-in users (RLS: their own rows); anon has no
+  -- grant at all, so look only when this role may.
+  if get_learning_path.skip_mastered and caller is not null
+     and pg_catalog.has_table_privilege('app.learning_events', 'select') then
+    select coalesce(pg_catalog.array_agg(distinct e.spark_id), '{}') into mastered
+    from app.learning_events e
+    where e.user_id = caller and e.verb = 'mastered' and e.spark_id = any (ids);
+  end if;
+
+  -- The body from the carried step texts (a member without a stored round, impossible while
+  -- rounds are all or none, is left out as before).
+  select pg_catalog.concat(
+    '{"path": [',
+    pg_catalog.string_agg(c.step, ', ' order by c.round, c.title, c.id),
+    '], "target_id": "', root.id,
+    '", "total_mins": ', coalesce(pg_catalog.sum(c.minutes), 0),
+    ', "skipped_count": ', pg_catalog.cardinality(mastered), '}'
+  )::json into result
+  from rows from (pg_catalog.unnest(ids), pg_catalog.unnest(steps), pg_catalog.unnest(titles),
+                  pg_catalog.unnest(minutes), pg_catalog.unnest(rounds)) c(id, step, title, minutes, round)
+  where c.round is not null
+    and not (c.id = any (mastered));
+  return result;
+end
+$$;
+comment on function api.get_learning_path(text,boolean,uuid) is
+  'Learning path to a target spark: all prerequisite ancestors plus the target, prerequisites first (Kahn rounds, then lower(title), then id). Params: target, skip_mastered (default true), snapshot_id. Returns {target_id, path:[{slug,title,estimated_mins}], total_mins, skipped_count}. Errors: P0002 unknown target/snapshot.';
+grant execute on function api.get_learning_path(text,boolean,uuid) to anon, authenticated;

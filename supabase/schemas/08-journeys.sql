@@ -1,0 +1,834 @@
+-- Journeys: enrollments and learning events, and the progress derived from them on every read.
+
+create table app.enrollments (
+  id uuid default extensions.gen_random_uuid() primary key,
+  user_id uuid default auth.uid() not null,
+  trail_id uuid not null,
+  started_at timestamp with time zone default now() not null,
+  constraint enrollments_user_id_trail_id_key unique (user_id, trail_id)
+);
+alter table app.enrollments enable row level security;
+create policy "learners enroll themselves" on app.enrollments
+  for insert to authenticated
+  with check (user_id = (select auth.uid()));
+create policy "learners read their own enrollments" on app.enrollments
+  for select to authenticated
+  using (user_id = (select auth.uid()));
+grant insert, select on app.enrollments to authenticated;
+
+create table app.learning_events (
+  id uuid default extensions.gen_random_uuid() primary key,
+  user_id uuid default auth.uid() not null,
+  spark_id uuid not null,
+  verb text not null references app.learning_verbs (value),
+  occurred_at timestamp with time zone default now() not null,
+  recorded_at timestamp with time zone default now() not null,
+  idempotency_key text check ((length(idempotency_key) >= 1) and (length(idempotency_key) <= 200)),
+  constraint learning_events_natural_key unique (user_id, spark_id, verb, occurred_at),
+  constraint learning_events_user_id_idempotency_key_key unique (user_id, idempotency_key)
+);
+alter table app.learning_events enable row level security;
+create policy "learners read their own events" on app.learning_events
+  for select to authenticated
+  using (user_id = (select auth.uid()));
+create policy "learners record their own events" on app.learning_events
+  for insert to authenticated
+  with check (user_id = (select auth.uid()));
+grant insert, select on app.learning_events to authenticated;
+
+create index learning_events_user_time on app.learning_events (user_id, occurred_at desc);
+
+create index learning_events_verb on app.learning_events (verb);
+
+-- Journeys look a trail up by its entity id across snapshots (the fallback for trails that left
+-- the current snapshot); the primary key leads with snapshot_id.
+create index trails_entity_id on app.trails (id, snapshot_id);
+
+-- The rules every journey read shares, each stated once.
+
+-- private.journey_trail
+-- Purpose: which snapshot's copy of a trail answers a journey: the current (published) snapshot
+--          when the trail is in it; otherwise the most recently published snapshot that still had
+--          the trail (the trail was removed; the learner keeps seeing it as it last was). Drafts
+--          never count; no row when no published or archived snapshot has the trail.
+-- Returns: (snapshot_id, slug, title, difficulty_level).
+create or replace function private.journey_trail(trail_id uuid)
+returns table(snapshot_id uuid, slug text, title text, difficulty_level text)
+language sql
+stable
+rows 1
+set search_path = ''
+as $$
+  select tr.snapshot_id, tr.slug, tr.title, tr.difficulty_level
+  from app.trails tr
+  join app.snapshots s on s.id = tr.snapshot_id
+  where tr.id = journey_trail.trail_id
+    and s.status in ('published', 'archived')
+  order by (s.status = 'published') desc, s.published_at desc nulls last, s.created_at desc, s.id
+  limit 1
+$$;
+comment on function private.journey_trail(uuid) is
+  'The snapshot copy of a trail that answers a journey: current if the trail is there, else the latest published/archived one that had it.';
+grant execute on function private.journey_trail(uuid) to anon, authenticated;
+
+-- private.spark_status
+-- Purpose: a learner's status on one spark: completed by a completed or mastered event, in
+--          progress after a started one, else not started (a bookmark alone changes nothing).
+create or replace function private.spark_status(completed_at timestamp with time zone, started boolean)
+returns text
+language sql
+immutable
+set search_path = ''
+as $$
+  select case
+    when spark_status.completed_at is not null then 'completed'
+    when spark_status.started then 'in_progress'
+    else 'not_started'
+  end
+$$;
+comment on function private.spark_status(timestamp with time zone, boolean) is
+  'completed | in_progress | not_started from a spark''s first completion time and whether it was started.';
+grant execute on function private.spark_status(timestamp with time zone, boolean) to anon, authenticated;
+
+-- private.journey_status
+-- Purpose: an enrollment's status from its spark counts: completed when the trail has sparks and
+--          all are completed; in progress when any is started or completed; else not started (a
+--          trail with no sparks stays not started).
+create or replace function private.journey_status(total_sparks integer, completed_sparks integer, touched_sparks integer)
+returns text
+language sql
+immutable
+set search_path = ''
+as $$
+  select case
+    when journey_status.total_sparks > 0 and journey_status.completed_sparks = journey_status.total_sparks then 'completed'
+    when journey_status.touched_sparks > 0 then 'in_progress'
+    else 'not_started'
+  end
+$$;
+comment on function private.journey_status(integer, integer, integer) is
+  'completed | in_progress | not_started from an enrollment''s total, completed and touched (started or completed) spark counts.';
+grant execute on function private.journey_status(integer, integer, integer) to anon, authenticated;
+
+-- private.caller_spark_states
+-- Purpose: the caller's progress on each spark they have events on, whichever trail the events
+--          were recorded from (progress belongs to the spark).
+-- Returns: (spark_id, completed_at: the first completed or mastered event, started: a started
+--          event exists, last_event_at: the latest event of any verb).
+create or replace function private.caller_spark_states()
+returns table(spark_id uuid, completed_at timestamp with time zone, started boolean, last_event_at timestamp with time zone)
+language sql
+stable
+set search_path = ''
+as $$
+  select
+    le.spark_id,
+    pg_catalog.min(le.occurred_at) filter (where le.verb in ('completed', 'mastered')),
+    pg_catalog.bool_or(le.verb = 'started'),
+    pg_catalog.max(le.occurred_at)
+  from app.learning_events le
+  where le.user_id = (select auth.uid())
+  group by le.spark_id
+$$;
+comment on function private.caller_spark_states() is
+  'Per spark the caller has learning events on: first completion (completed or mastered), whether started, last event time.';
+grant execute on function private.caller_spark_states() to anon, authenticated;
+
+-- private.spark_progress_json
+-- Purpose: one spark_progress element of a journey: {spark_id, title, status, completed_at}.
+create or replace function private.spark_progress_json(title text, spark_id uuid, status text, completed_at timestamp with time zone)
+returns jsonb
+language sql
+immutable
+set search_path = ''
+as $$
+  select pg_catalog.jsonb_build_object(
+    'spark_id', spark_progress_json.spark_id,
+    'title', spark_progress_json.title,
+    'status', spark_progress_json.status,
+    'completed_at', spark_progress_json.completed_at)
+$$;
+comment on function private.spark_progress_json(text,uuid,text,timestamp with time zone) is
+  'One spark_progress element {spark_id, title, status, completed_at} of a journey.';
+grant execute on function private.spark_progress_json(text,uuid,text,timestamp with time zone) to anon, authenticated;
+
+-- The content snapshot an enrollment is measured against: the current (published) snapshot when
+-- the trail is in it; otherwise the most recently published snapshot that still had the trail
+-- (the trail was removed; the learner keeps seeing the trail as it last was). Drafts never count.
+-- An enrollment whose trail exists in no published or archived snapshot is not shown.
+create view app.journey_trails with (security_invoker = true) as
+select
+  e.id as enrollment_id,
+  e.user_id,
+  e.trail_id,
+  e.started_at,
+  t.snapshot_id,
+  t.slug as trail_slug,
+  t.title as trail_title,
+  t.difficulty_level as trail_difficulty_level
+from app.enrollments e
+cross join lateral private.journey_trail(e.trail_id) t;
+comment on view app.journey_trails is
+  'Each visible enrollment with the snapshot its trail is read from: current if the trail is there, else the latest published/archived one that had it.';
+grant select on app.journey_trails to authenticated;
+
+-- One row per distinct spark of the enrollment's trail, in trail order. A spark placed in
+-- several concepts of the same trail counts once, at its first place (concept order_index, then
+-- concept slug, then its order_index inside the concept).
+create view app.journey_sparks with (security_invoker = true) as
+select distinct on (jt.enrollment_id, cs.spark_id)
+  jt.enrollment_id,
+  jt.user_id,
+  c.id as concept_id,
+  c.slug as concept_slug,
+  c.title as concept_title,
+  c.order_index as concept_order,
+  cs.order_index as spark_order,
+  s.id as spark_id,
+  s.slug as spark_slug,
+  s.title as spark_title
+from app.journey_trails jt
+join app.concepts c on c.snapshot_id = jt.snapshot_id and c.trail_id = jt.trail_id
+join app.concept_sparks cs on cs.snapshot_id = c.snapshot_id and cs.concept_id = c.id
+join app.sparks s on s.snapshot_id = cs.snapshot_id and s.id = cs.spark_id
+order by jt.enrollment_id, cs.spark_id, c.order_index, c.slug, cs.order_index;
+comment on view app.journey_sparks is
+  'Distinct sparks of each visible enrollment''s trail, each at its first position in trail order.';
+grant select on app.journey_sparks to authenticated;
+
+-- Per-spark progress of the enrollment's owner, from their learning events on that spark
+-- (whenever and from whichever trail they were recorded: progress belongs to the spark).
+--   completed    a completed or mastered event exists; completed_at is the earliest of them
+--   in_progress  otherwise, a started event exists
+--   not_started  otherwise (bookmarked alone does not change progress)
+create view app.journey_spark_progress with (security_invoker = true) as
+select
+  js.enrollment_id,
+  js.user_id,
+  js.concept_id,
+  js.concept_slug,
+  js.concept_title,
+  js.concept_order,
+  js.spark_order,
+  js.spark_id,
+  js.spark_slug,
+  js.spark_title,
+  private.spark_status(p.completed_at, p.started) as status,
+  p.completed_at,
+  p.last_event_at
+from app.journey_sparks js
+cross join lateral (
+  select
+    pg_catalog.min(le.occurred_at) filter (where le.verb in ('completed', 'mastered')) as completed_at,
+    coalesce(pg_catalog.bool_or(le.verb = 'started'), false) as started,
+    pg_catalog.max(le.occurred_at) as last_event_at
+  from app.learning_events le
+  where le.user_id = js.user_id and le.spark_id = js.spark_id
+) p;
+comment on view app.journey_spark_progress is
+  'Per spark of each visible enrollment: not_started | in_progress (started) | completed (completed or mastered), with completed_at and the last event time.';
+grant select on app.journey_spark_progress to authenticated;
+
+-- Per-enrollment progress.
+--   total_sparks      distinct sparks of the trail (journey_sparks)
+--   completed_sparks  of those, the completed ones
+--   progress_percent  floor(100 * completed / total), an integer; 0 when the trail has no
+--                     sparks. Floor, so 100 means every spark is completed.
+--   status            completed when total > 0 and every spark is completed; in_progress when
+--                     at least one spark is in_progress or completed; else not_started. A trail
+--                     with no sparks stays not_started.
+--   completed_at      when status is completed: the time the last spark was completed (the max
+--                     over sparks of each spark's first completion); else null
+--   last_activity_at  the latest learning event (any verb) on the trail's sparks; started_at
+--                     when there is none
+--   current_concept   the concept of the first incomplete spark in trail order, which is the
+--                     first concept by order_index holding an incomplete spark; null when none
+create view app.journey_progress with (security_invoker = true) as
+select
+  jt.enrollment_id as id,
+  jt.user_id,
+  jt.trail_id,
+  jt.started_at,
+  jt.snapshot_id,
+  jt.trail_slug,
+  jt.trail_title,
+  jt.trail_difficulty_level,
+  a.total_sparks,
+  a.completed_sparks,
+  case when a.total_sparks > 0 then (100 * a.completed_sparks) / a.total_sparks else 0 end as progress_percent,
+  private.journey_status(a.total_sparks, a.completed_sparks, a.touched_sparks) as status,
+  case when a.total_sparks > 0 and a.completed_sparks = a.total_sparks then a.last_completed_at end as completed_at,
+  coalesce(a.last_event_at, jt.started_at) as last_activity_at,
+  cc.concept_id as current_concept_id,
+  cc.concept_slug as current_concept_slug,
+  cc.concept_title as current_concept_title
+from app.journey_trails jt
+cross join lateral (
+  select
+    pg_catalog.count(*)::integer as total_sparks,
+    (pg_catalog.count(*) filter (where jsp.status = 'completed'))::integer as completed_sparks,
+    (pg_catalog.count(*) filter (where jsp.status <> 'not_started'))::integer as touched_sparks,
+    pg_catalog.max(jsp.completed_at) as last_completed_at,
+    pg_catalog.max(jsp.last_event_at) as last_event_at
+  from app.journey_spark_progress jsp
+  where jsp.enrollment_id = jt.enrollment_id
+) a
+left join lateral (
+  select jsp.concept_id, jsp.concept_slug, jsp.concept_title
+  from app.journey_spark_progress jsp
+  where jsp.enrollment_id = jt.enrollment_id and jsp.status <> 'completed'
+  order by jsp.concept_order, jsp.concept_slug, jsp.spark_order, jsp.spark_slug
+  limit 1
+) cc on true;
+comment on view app.journey_progress is
+  'Per visible enrollment: total/completed sparks, progress_percent (floored integer), status, completed_at, last_activity_at, current concept. Derived, never stored.';
+grant select on app.journey_progress to authenticated;
+
+-- private.journey_list_item: the UserJourneyListItem document of one journey_progress row; the
+-- journey reads build theirs with it too.
+create or replace function private.journey_list_item(journey app.journey_progress)
+returns jsonb
+language sql
+stable
+set search_path = ''
+as $$
+  select pg_catalog.jsonb_build_object(
+    'id', (journey).id,
+    'user_id', (journey).user_id,
+    'trail_id', (journey).trail_id,
+    'status', (journey).status,
+    'progress_percent', (journey).progress_percent,
+    'started_at', (journey).started_at,
+    'completed_at', (journey).completed_at,
+    'last_activity_at', (journey).last_activity_at,
+    'completed_sparks', (journey).completed_sparks,
+    'total_sparks', (journey).total_sparks,
+    'trail', pg_catalog.jsonb_build_object(
+      'id', (journey).trail_id,
+      'title', (journey).trail_title,
+      'slug', (journey).trail_slug,
+      'difficulty_level', (journey).trail_difficulty_level))
+$$;
+comment on function private.journey_list_item(app.journey_progress) is 'UserJourneyListItem JSON for one app.journey_progress row.';
+grant execute on function private.journey_list_item(app.journey_progress) to anon, authenticated;
+
+-- private.learning_event_json: the LearningEvent document of one event row.
+create or replace function private.learning_event_json(event app.learning_events, created boolean)
+returns jsonb
+language sql
+stable
+set search_path = ''
+as $$
+  select pg_catalog.jsonb_build_object(
+    'id', (event).id,
+    'user_id', (event).user_id,
+    'spark_id', (event).spark_id,
+    'verb', (event).verb,
+    'occurred_at', (event).occurred_at,
+    'recorded_at', (event).recorded_at,
+    'idempotency_key', (event).idempotency_key,
+    'created', learning_event_json.created)
+$$;
+comment on function private.learning_event_json(app.learning_events,boolean) is
+  'LearningEvent JSON for one app.learning_events row, with created = whether this request inserted it.';
+grant execute on function private.learning_event_json(app.learning_events,boolean) to anon, authenticated;
+
+-- private.require_user: the caller's user id, or 28000 when the request carries no user.
+create or replace function private.require_user()
+returns uuid
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  caller uuid := (select auth.uid());
+begin
+  if caller is null then
+    raise exception using
+      errcode = '28000',
+      message = 'a signed-in user is required',
+      detail = '{}';
+  end if;
+  return caller;
+end
+$$;
+comment on function private.require_user() is
+  'auth.uid() of the caller; raises 28000 (UNAUTHORIZED) when the request carries no user.';
+grant execute on function private.require_user() to anon, authenticated;
+
+-- api.record_learning_event
+-- Purpose: record that the caller started, completed, mastered or bookmarked a spark.
+-- Params:  spark_id         a spark entity id present in the current snapshot
+--          verb             a value of app.learning_verbs
+--          occurred_at      when it happened; null means now. At most 5 minutes ahead of the
+--                           server clock (client clock skew); not before 2000-01-01T00:00:00Z.
+--          idempotency_key  optional, 1-200 characters, unique per user.
+-- Returns: LearningEvent {id,user_id,spark_id,verb,occurred_at,recorded_at,idempotency_key,
+--          created}. created = false when an earlier event is returned instead of a new one:
+--          the same idempotency_key (a retry), or the same natural key
+--          (spark_id, verb, occurred_at) when occurred_at was given.
+-- Errors:  28000 without a user; 22023 for a missing spark_id/verb, unknown verb, bad key length
+--          or an occurred_at in the future or before 2000-01-01; P0002 for a spark not in the
+--          current snapshot; 23505 when the idempotency_key was already used for a different spark, verb or occurred_at.
+create or replace function api.record_learning_event(spark_id uuid, verb text, occurred_at timestamp with time zone default null::timestamp with time zone, idempotency_key text default null::text)
+returns jsonb
+language plpgsql
+set search_path = ''
+as $$
+declare
+  caller uuid := private.require_user();
+  current_snapshot uuid;
+  event_time timestamptz;
+  event app.learning_events;
+begin
+  if record_learning_event.spark_id is null then
+    raise exception using
+      errcode = '22023', message = 'spark_id is required',
+      detail = pg_catalog.jsonb_build_object('field', 'spark_id')::text;
+  end if;
+  if record_learning_event.verb is null or not exists (
+    select 1 from app.learning_verbs v where v.value = record_learning_event.verb
+  ) then
+    raise exception using
+      errcode = '22023',
+      message = 'verb must be one of the learning verbs',
+      detail = pg_catalog.jsonb_build_object('field', 'verb', 'value', record_learning_event.verb,
+        'allowed', (select pg_catalog.jsonb_agg(v.value order by v.sort_order) from app.learning_verbs v))::text;
+  end if;
+  if record_learning_event.idempotency_key is not null
+     and pg_catalog.length(record_learning_event.idempotency_key) not between 1 and 200 then
+    raise exception using
+      errcode = '22023', message = 'idempotency_key must be 1 to 200 characters',
+      detail = pg_catalog.jsonb_build_object('field', 'idempotency_key')::text;
+  end if;
+
+  -- A retry with the same key returns the original event, before any check that could have
+  -- changed since (the spark may have left the current snapshot meanwhile).
+  if record_learning_event.idempotency_key is not null then
+    select le.* into event
+    from app.learning_events le
+    where le.user_id = caller and le.idempotency_key = record_learning_event.idempotency_key;
+    if found then
+      if event.spark_id <> record_learning_event.spark_id
+         or event.verb <> record_learning_event.verb
+         or (record_learning_event.occurred_at is not null and event.occurred_at <> record_learning_event.occurred_at) then
+        raise exception using
+          errcode = '23505',
+          message = 'idempotency key already used for a different event',
+          detail = pg_catalog.jsonb_build_object('idempotency_key', record_learning_event.idempotency_key,
+            'event_id', event.id)::text;
+      end if;
+      return private.learning_event_json(event, false);
+    end if;
+  end if;
+
+  event_time := coalesce(record_learning_event.occurred_at, pg_catalog.now());
+  if event_time > pg_catalog.now() + interval '5 minutes' then
+    raise exception using
+      errcode = '22023',
+      message = 'occurred_at must not be in the future (5 minutes of clock skew allowed)',
+      detail = pg_catalog.jsonb_build_object('field', 'occurred_at', 'value', event_time,
+        'max', pg_catalog.now() + interval '5 minutes')::text;
+  end if;
+  if event_time < timestamptz '2000-01-01 00:00:00+00' then
+    raise exception using
+      errcode = '22023',
+      message = 'occurred_at must not be before 2000-01-01T00:00:00Z',
+      detail = pg_catalog.jsonb_build_object('field', 'occurred_at', 'value', event_time,
+        'min', timestamptz '2000-01-01 00:00:00+00')::text;
+  end if;
+
+  current_snapshot := private.resolve_snapshot_id(null);
+  if current_snapshot is null or not exists (
+    select 1 from app.sparks s
+    where s.snapshot_id = current_snapshot and s.id = record_learning_event.spark_id
+  ) then
+    raise exception using
+      errcode = 'P0002',
+      message = 'spark not found',
+      detail = pg_catalog.jsonb_build_object('spark_id', record_learning_event.spark_id)::text;
+  end if;
+
+  -- user_id defaults to auth.uid(); the insert policy checks it. Conflicts on either unique key
+  -- (idempotency key, natural key) mean "already recorded": fall through to the existing row.
+  insert into app.learning_events (spark_id, verb, occurred_at, idempotency_key)
+  values (record_learning_event.spark_id, record_learning_event.verb, event_time,
+          record_learning_event.idempotency_key)
+  on conflict do nothing
+  returning * into event;
+  if event.id is not null then
+    return private.learning_event_json(event, true);
+  end if;
+
+  select le.* into event
+  from app.learning_events le
+  where le.user_id = caller
+    and (le.idempotency_key = record_learning_event.idempotency_key
+         or (le.spark_id = record_learning_event.spark_id and le.verb = record_learning_event.verb
+             and le.occurred_at = event_time))
+  order by (le.idempotency_key is not distinct from record_learning_event.idempotency_key) desc
+  limit 1;
+  return private.learning_event_json(event, false);
+end
+$$;
+comment on function api.record_learning_event(uuid,text,timestamp with time zone,text) is
+  'Records a learning event for the caller. Params: spark_id, verb, occurred_at (null = now, 2000-01-01 <= t <= now + 5 min), idempotency_key. Returns LearningEvent + created. Errors: 28000 no user, 22023 invalid input/time out of range, P0002 unknown spark, 23505 key reused for another event.';
+grant execute on function api.record_learning_event(uuid,text,timestamp with time zone,text) to anon, authenticated;
+
+-- A snapshot's content never changes after its import, so this is computed once, like the other
+-- rollups: a trigger on app.snapshot_rollups, whose row
+-- private.refresh_content_rollups writes last, fills it in the same transaction.
+create table app.trail_spark_positions (
+  snapshot_id uuid not null references app.snapshots (id) on delete cascade,
+  trail_id uuid not null,
+  ordinal integer not null,
+  spark_id uuid not null,
+  concept_id uuid not null,
+  spark_title text not null,
+  progress_json text not null,
+  constraint trail_spark_positions_pkey primary key (snapshot_id, trail_id, ordinal)
+);
+comment on table app.trail_spark_positions is
+  'Per snapshot and trail: each distinct spark at its first placement, numbered in trail order (1-based), with its concept and title. Filled from app.snapshot_rollups.';
+comment on column app.trail_spark_positions.progress_json is
+  'The spark_progress element of this spark for a learner who has not started it (private.spark_progress_json), as JSON text.';
+alter table app.trail_spark_positions enable row level security;
+create policy "anyone reads trail spark positions" on app.trail_spark_positions
+  for select to anon, authenticated
+  using (true);
+grant select on app.trail_spark_positions to anon, authenticated;
+
+-- private.derive_trail_spark_positions
+-- Purpose: the trail-order spark list, computed from the content tables.
+-- Params:  snapshot_id; trail_id, or null for every trail of the snapshot.
+-- Returns: (trail_id, ordinal, spark_id, concept_id, spark_title), ordinal 1-based per trail:
+--          distinct sparks at their first placement (concept order_index, concept slug,
+--          placement order_index), ranked by it and then by spark slug.
+create or replace function private.derive_trail_spark_positions(snapshot_id uuid, trail_id uuid)
+returns table(trail_id uuid, ordinal integer, spark_id uuid, concept_id uuid, spark_title text)
+language sql
+stable
+set search_path = ''
+as $$
+  select
+    f.trail_id,
+    (pg_catalog.row_number() over (
+      partition by f.trail_id
+      order by f.concept_order, f.concept_slug, f.spark_order, s.slug))::integer,
+    f.spark_id,
+    f.concept_id,
+    s.title
+  from (
+    select distinct on (c.trail_id, cs.spark_id)
+      c.trail_id, c.id as concept_id, c.order_index as concept_order, c.slug as concept_slug,
+      cs.order_index as spark_order, cs.spark_id
+    from app.concepts c
+    join app.concept_sparks cs on cs.snapshot_id = c.snapshot_id and cs.concept_id = c.id
+    where c.snapshot_id = derive_trail_spark_positions.snapshot_id
+      and (derive_trail_spark_positions.trail_id is null or c.trail_id = derive_trail_spark_positions.trail_id)
+    order by c.trail_id, cs.spark_id, c.order_index, c.slug, cs.order_index
+  ) f
+  join app.sparks s on s.snapshot_id = derive_trail_spark_positions.snapshot_id and s.id = f.spark_id
+$$;
+comment on function private.derive_trail_spark_positions(uuid,uuid) is
+  'Distinct sparks of one trail (or every trail) of a snapshot in trail order, computed from concepts, placements and sparks.';
+grant execute on function private.derive_trail_spark_positions(uuid,uuid) to anon, authenticated;
+
+-- The list counts a trail's sparks against the caller's: an index-only range of spark ids.
+create unique index trail_spark_positions_trail_spark on app.trail_spark_positions (snapshot_id, trail_id, spark_id);
+
+-- Fills a snapshot's trail positions, each with its not-started spark_progress element.
+create or replace function private.fill_trail_spark_positions()
+returns trigger
+language plpgsql
+set search_path = ''
+set work_mem to '64MB'
+as $$
+begin
+  delete from app.trail_spark_positions p where p.snapshot_id = new.snapshot_id;
+  insert into app.trail_spark_positions (snapshot_id, trail_id, ordinal, spark_id, concept_id, spark_title, progress_json)
+  select new.snapshot_id, d.trail_id, d.ordinal, d.spark_id, d.concept_id, d.spark_title,
+    private.spark_progress_json(d.spark_title, d.spark_id, 'not_started', null)::text
+  from private.derive_trail_spark_positions(new.snapshot_id, null) d
+  order by d.trail_id, d.ordinal;
+  return null;
+end
+$$;
+comment on function private.fill_trail_spark_positions() is
+  'Trigger: (re)computes a snapshot''s app.trail_spark_positions (with each not-started spark_progress element) whenever its app.snapshot_rollups row is written.';
+
+create trigger snapshot_rollups_trail_spark_positions
+  after insert or update on app.snapshot_rollups
+  for each row execute function private.fill_trail_spark_positions();
+
+-- private.journey_positions
+-- Purpose: a trail's sparks in trail order as a journey reads them: the stored positions once the
+--          snapshot is rolled up, else derived from the content tables.
+-- Returns: (ordinal, spark_id, concept_id, spark_title, progress_json: the not-started element).
+create or replace function private.journey_positions(snapshot_id uuid, trail_id uuid)
+returns table(ordinal integer, spark_id uuid, concept_id uuid, spark_title text, progress_json text)
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  if exists (select from app.snapshot_rollups r where r.snapshot_id = journey_positions.snapshot_id) then
+    return query
+      select p.ordinal, p.spark_id, p.concept_id, p.spark_title, p.progress_json
+      from app.trail_spark_positions p
+      where p.snapshot_id = journey_positions.snapshot_id and p.trail_id = journey_positions.trail_id;
+  else
+    return query
+      select d.ordinal, d.spark_id, d.concept_id, d.spark_title,
+        private.spark_progress_json(d.spark_title, d.spark_id, 'not_started', null)::text
+      from private.derive_trail_spark_positions(journey_positions.snapshot_id, journey_positions.trail_id) d;
+  end if;
+end
+$$;
+comment on function private.journey_positions(uuid,uuid) is
+  'A trail''s sparks in trail order with their not-started elements: stored once the snapshot is rolled up, else derived.';
+grant execute on function private.journey_positions(uuid,uuid) to anon, authenticated;
+
+-- private.journey_list_json
+-- Purpose: the {data: UserJourneyListItem[]} body of the caller's journeys.
+-- Params:  status  null (all) | not_started | in_progress | completed (validated by the caller)
+--          sort    recent | progress | started (validated by the caller)
+-- Returns: json (built as jsonb). Rules: docs/journeys.md "How progress is derived" (the
+--          reference views app.journey_*).
+create or replace function private.journey_list_json(status text, sort text)
+returns json
+language sql
+stable
+set search_path = ''
+as $$
+  with states as materialized (
+    select * from private.caller_spark_states()
+  ),
+  journeys as (
+    select
+      e.id, e.user_id, e.trail_id, e.started_at,
+      t.snapshot_id, t.slug, t.title, t.difficulty_level,
+      a.total_sparks, a.completed_sparks,
+      private.journey_status(a.total_sparks, a.completed_sparks, a.touched_sparks) as status,
+      case when a.total_sparks > 0 and a.completed_sparks = a.total_sparks then a.last_completed_at end as completed_at,
+      coalesce(a.last_event_at, e.started_at) as last_activity_at
+    from app.enrollments e
+    cross join lateral private.journey_trail(e.trail_id) t
+    cross join lateral (
+      select
+        pg_catalog.count(*)::integer as total_sparks,
+        (pg_catalog.count(*) filter (where st.completed_at is not null))::integer as completed_sparks,
+        (pg_catalog.count(*) filter (where st.completed_at is not null or st.started))::integer as touched_sparks,
+        pg_catalog.max(st.completed_at) as last_completed_at,
+        pg_catalog.max(st.last_event_at) as last_event_at
+      from private.journey_positions(t.snapshot_id, e.trail_id) p
+      left join states st on st.spark_id = p.spark_id
+    ) a
+    where e.user_id = (select auth.uid())
+  )
+  select pg_catalog.jsonb_build_object('data', coalesce(pg_catalog.jsonb_agg(
+      private.journey_list_item(row(
+        j.id, j.user_id, j.trail_id, j.started_at, j.snapshot_id, j.slug, j.title, j.difficulty_level,
+        j.total_sparks, j.completed_sparks,
+        case when j.total_sparks > 0 then (100 * j.completed_sparks) / j.total_sparks else 0 end,
+        j.status, j.completed_at, j.last_activity_at, null, null, null)::app.journey_progress)
+      order by
+        case when journey_list_json.sort = 'recent' then j.last_activity_at end desc nulls last,
+        case when journey_list_json.sort = 'progress'
+          then j.completed_sparks::numeric / nullif(j.total_sparks, 0) end desc nulls last,
+        case when journey_list_json.sort = 'started' then j.started_at end desc nulls last,
+        j.last_activity_at desc, j.started_at desc, j.id), '[]'::jsonb))::json
+  from journeys j
+  where journey_list_json.status is null or j.status = journey_list_json.status
+$$;
+comment on function private.journey_list_json(text,text) is
+  'The caller''s journeys as {data: UserJourneyListItem[]} JSON text (status filter, sort), in one statement.';
+grant execute on function private.journey_list_json(text,text) to anon, authenticated;
+
+-- private.journey_detail_json
+-- Purpose: the UserJourneyDetail body of one of the caller's enrollments, in one pass over the
+--          trail's spark positions (figures, current concept, spark_progress).
+-- Params:  enrollment  an enrollment id.
+-- Returns: json (built as jsonb); null when the caller has no visible enrollment with this id.
+create or replace function private.journey_detail_json(enrollment uuid)
+returns json
+language sql
+stable
+set search_path = ''
+as $$
+  with states as materialized (
+    select * from private.caller_spark_states()
+  )
+  -- The list item of this journey, plus its current concept and spark_progress.
+  select (private.journey_list_item(row(
+      e.id, e.user_id, e.trail_id, e.started_at, t.snapshot_id, t.slug, t.title, t.difficulty_level,
+      a.total_sparks, a.completed_sparks,
+      case when a.total_sparks > 0 then (100 * a.completed_sparks) / a.total_sparks else 0 end,
+      f.status, f.completed_at, coalesce(a.last_event_at, e.started_at), c.id, c.slug, c.title)::app.journey_progress)
+    || pg_catalog.jsonb_build_object(
+      'current_concept', case when c.id is not null
+        then pg_catalog.jsonb_build_object('id', c.id, 'title', c.title, 'slug', c.slug) end,
+      'spark_progress', coalesce(a.spark_progress, '[]'::jsonb)))::json
+  from app.enrollments e
+  cross join lateral private.journey_trail(e.trail_id) t
+  cross join lateral (
+    select
+      pg_catalog.count(*)::integer as total_sparks,
+      (pg_catalog.count(*) filter (where st.completed_at is not null))::integer as completed_sparks,
+      (pg_catalog.count(*) filter (where st.completed_at is not null or st.started))::integer as touched_sparks,
+      pg_catalog.max(st.completed_at) as last_completed_at,
+      pg_catalog.max(st.last_event_at) as last_event_at,
+      (pg_catalog.array_agg(p.concept_id order by p.ordinal) filter (where st.completed_at is null))[1] as current_concept_id,
+      -- The stored not-started element where the caller has no events on the spark.
+      pg_catalog.jsonb_agg(
+        case when st.spark_id is null then p.progress_json::jsonb
+          else private.spark_progress_json(p.spark_title, p.spark_id,
+                 private.spark_status(st.completed_at, st.started), st.completed_at)
+        end
+        order by p.ordinal) as spark_progress
+    from private.journey_positions(t.snapshot_id, e.trail_id) p
+    left join states st on st.spark_id = p.spark_id
+  ) a
+  cross join lateral (
+    select
+      private.journey_status(a.total_sparks, a.completed_sparks, a.touched_sparks) as status,
+      case when a.total_sparks > 0 and a.completed_sparks = a.total_sparks then a.last_completed_at end as completed_at
+  ) f
+  left join app.concepts c on c.snapshot_id = t.snapshot_id and c.id = a.current_concept_id
+  where e.id = journey_detail_json.enrollment and e.user_id = (select auth.uid())
+$$;
+comment on function private.journey_detail_json(uuid) is
+  'UserJourneyDetail JSON text of one of the caller''s enrollments (null when not visible), in one statement and one pass over the trail''s sparks.';
+grant execute on function private.journey_detail_json(uuid) to anon, authenticated;
+
+-- api.list_user_journeys
+-- Purpose: the caller's enrollments with derived progress (only the caller's rows).
+-- Params:  status  null (all) | not_started | in_progress | completed
+--          sort    recent (last_activity_at desc, default) | progress (completion ratio desc)
+--                  | started (started_at desc); ties: last_activity_at desc, started_at desc, id
+-- Returns: {data: UserJourneyListItem[]}, as json (the body text as built).
+-- Errors:  28000 without a user; 22023 for an unknown status or sort.
+create or replace function api.list_user_journeys(status text default null::text, sort text default 'recent'::text)
+returns json
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  chosen_sort text := coalesce(list_user_journeys.sort, 'recent');
+begin
+  if (select auth.uid()) is null then
+    raise exception using errcode = '28000', message = 'a signed-in user is required', detail = '{}';
+  end if;
+  if list_user_journeys.status is not null
+     and list_user_journeys.status not in ('not_started', 'in_progress', 'completed') then
+    raise exception using
+      errcode = '22023',
+      message = 'status must be one of not_started, in_progress, completed',
+      detail = pg_catalog.jsonb_build_object('field', 'status', 'value', list_user_journeys.status,
+        'allowed', pg_catalog.jsonb_build_array('not_started', 'in_progress', 'completed'))::text;
+  end if;
+  if chosen_sort not in ('recent', 'progress', 'started') then
+    raise exception using
+      errcode = '22023',
+      message = 'sort must be one of recent, progress, started',
+      detail = pg_catalog.jsonb_build_object('field', 'sort', 'value', chosen_sort,
+        'allowed', pg_catalog.jsonb_build_array('recent', 'progress', 'started'))::text;
+  end if;
+  return private.journey_list_json(list_user_journeys.status, chosen_sort);
+end
+$$;
+comment on function api.list_user_journeys(text,text) is
+  'The caller''s journeys with derived progress. Params: status (not_started|in_progress|completed|null), sort (recent|progress|started). Returns {data: UserJourneyListItem[]} (json). Errors: 28000 no user, 22023 bad status/sort.';
+grant execute on function api.list_user_journeys(text,text) to anon, authenticated;
+
+-- api.get_user_journey
+-- Purpose: one of the caller's enrollments with per-spark progress.
+-- Params:  id  the enrollment id.
+-- Returns: UserJourneyDetail (list item + current_concept {id,title,slug}|null + spark_progress
+--          [{spark_id,title,status,completed_at}] in trail order), as json.
+-- Errors:  28000 without a user; P0002 when the caller has no enrollment with this id (another
+--          user's enrollment is "not found" too).
+create or replace function api.get_user_journey(id uuid)
+returns json
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  result json;
+begin
+  if (select auth.uid()) is null then
+    raise exception using errcode = '28000', message = 'a signed-in user is required', detail = '{}';
+  end if;
+  result := private.journey_detail_json(get_user_journey.id);
+  if result is null then
+    raise exception using
+      errcode = 'P0002',
+      message = 'journey not found',
+      detail = pg_catalog.jsonb_build_object('id', get_user_journey.id)::text;
+  end if;
+  return result;
+end
+$$;
+comment on function api.get_user_journey(uuid) is
+  'One of the caller''s journeys in detail. Params: id (enrollment id). Returns UserJourneyDetail (json). Errors: 28000 no user, P0002 unknown or not the caller''s.';
+grant execute on function api.get_user_journey(uuid) to anon, authenticated;
+
+-- api.enroll_in_trail
+-- Purpose: enroll the caller in a trail of the current snapshot; idempotent.
+-- Params:  trail_id  a trail entity id present in the current snapshot.
+-- Returns: UserJourneyDetail plus created (true when this call inserted the enrollment, false
+--          when the caller was already enrolled and the existing enrollment is returned).
+-- Errors:  28000 without a user; 22023 for a null trail_id; P0002 when the trail is not in the
+--          current snapshot (or nothing is published).
+-- Unchanged but for its document, now from private.journey_detail_json (a write: the jsonb
+-- round trip to add "created" costs nothing that matters here).
+create or replace function api.enroll_in_trail(trail_id uuid)
+returns jsonb
+language plpgsql
+set search_path = ''
+as $$
+declare
+  caller uuid := private.require_user();
+  current_snapshot uuid := private.resolve_snapshot_id(null);
+  enrollment uuid;
+  created boolean;
+  result jsonb;
+begin
+  if enroll_in_trail.trail_id is null then
+    raise exception using
+      errcode = '22023',
+      message = 'trail_id is required',
+      detail = pg_catalog.jsonb_build_object('field', 'trail_id')::text;
+  end if;
+  if current_snapshot is null or not exists (
+    select 1 from app.trails t
+    where t.snapshot_id = current_snapshot and t.id = enroll_in_trail.trail_id
+  ) then
+    raise exception using
+      errcode = 'P0002',
+      message = 'trail not found',
+      detail = pg_catalog.jsonb_build_object('trail_id', enroll_in_trail.trail_id)::text;
+  end if;
+
+  -- user_id defaults to auth.uid(); the insert policy checks it. A concurrent or repeated
+  -- enrollment hits unique (user_id, trail_id) and returns the existing row instead.
+  insert into app.enrollments (trail_id)
+  values (enroll_in_trail.trail_id)
+  on conflict on constraint enrollments_user_id_trail_id_key do nothing
+  returning app.enrollments.id into enrollment;
+  created := enrollment is not null;
+  if not created then
+    select e.id into enrollment
+    from app.enrollments e
+    where e.user_id = caller and e.trail_id = enroll_in_trail.trail_id;
+  end if;
+
+  result := private.journey_detail_json(enrollment)::jsonb;
+  return result || pg_catalog.jsonb_build_object('created', created);
+end
+$$;
+comment on function api.enroll_in_trail(uuid) is
+  'Enrolls the caller in a current-snapshot trail; idempotent. Params: trail_id. Returns UserJourneyDetail + created. Errors: 28000 no user, 22023 null trail_id, P0002 trail not in the current snapshot.';
+grant execute on function api.enroll_in_trail(uuid) to anon, authenticated;

@@ -1,0 +1,137 @@
+-- The public catalog functions: paging math of /discovery/all, filters, derived counts,
+-- related-domain fallback, snapshot selection and what anon may do.
+begin;
+select plan(25);
+
+-- ---------------------------------------------------------------------------------------------
+-- Paging math
+-- ---------------------------------------------------------------------------------------------
+
+select is(private.discovery_quotas(20, array[true, true, true]), array[2, 5, 13],
+  'per_page 20 is split 2 domains, 5 trails, 13 concepts');
+select is(private.discovery_quotas(10, array[true, true, true]), array[1, 3, 6],
+  'per_page 10 is split 1, 3, 6 (round half up, the last type takes the rest)');
+select is(private.discovery_quotas(20, array[false, true, true]), array[0, 6, 14],
+  'the shares are renormalised over the included types');
+select is(private.discovery_quotas(1, array[true, true, true]), array[0, 0, 1],
+  'per_page 1 gives its slot to concepts');
+
+select is(private.discovery_allocation(40, array[4, 12, 50]::bigint[], array[2, 5, 13]),
+  array[4, 10, 26]::bigint[],
+  'after two pages of 20 the exhausted domains stop and trails and concepts continue at their share');
+select is(private.discovery_allocation(60, array[4, 12, 50]::bigint[], array[2, 5, 13]),
+  array[4, 12, 44]::bigint[],
+  'the slots of exhausted types go to the remaining type');
+
+-- For many shapes: allocations never decrease page to page, fill every page, stay within the
+-- counts, end exactly at the counts, and equal k * quota while no type is exhausted.
+select is((
+  with shapes as (
+    select per_page, d, t, c, private.discovery_quotas(per_page, array[true, true, true]) as q
+    from pg_catalog.unnest(array[1, 2, 3, 5, 7, 10, 13, 20, 33, 100]) per_page,
+         pg_catalog.unnest(array[0, 1, 4, 9]) d,
+         pg_catalog.unnest(array[0, 2, 12, 31]) t,
+         pg_catalog.unnest(array[0, 5, 50, 97]) c
+  ), steps as (
+    select s.*, k,
+           private.discovery_allocation(least((k - 1)::bigint * per_page, d + t + c), array[d, t, c]::bigint[], q) as a0,
+           private.discovery_allocation(least(k::bigint * per_page, d + t + c), array[d, t, c]::bigint[], q) as a1
+    from shapes s, pg_catalog.generate_series(1, (s.d + s.t + s.c + s.per_page - 1) / s.per_page + 1) k
+  )
+  select pg_catalog.count(*) from steps
+  where a1[1] < a0[1] or a1[2] < a0[2] or a1[3] < a0[3]
+     or a1[1] > d or a1[2] > t or a1[3] > c
+     or (a1[1] + a1[2] + a1[3]) <> least(k::bigint * per_page, d + t + c)
+     or (k::bigint * q[1] <= d and k::bigint * q[2] <= t and k::bigint * q[3] <= c
+         and (a1[1] <> k * q[1] or a1[2] <> k * q[2] or a1[3] <> k * q[3]))
+), 0::bigint, 'the allocation is monotone, fills each page, ends at the counts and keeps the shares until a type runs out');
+
+-- ---------------------------------------------------------------------------------------------
+-- A small catalog (as the owner, the way imports write content)
+-- ---------------------------------------------------------------------------------------------
+-- The fixture becomes the one current snapshot, whatever was current before (the seed's).
+select tests.archive_current_snapshot();
+insert into app.snapshots (id, name, version_label, status, published_at) values
+  ('10000000-0000-4000-8000-000000000001', 'current', 'v1', 'published', pg_catalog.now()),
+  ('10000000-0000-4000-8000-000000000002', 'draft', 'v2', 'draft', null);
+insert into app.categories (snapshot_id, id, slug, name) values
+  ('10000000-0000-4000-8000-000000000001', '20000000-0000-4000-8000-000000000001', 'tech', 'Tech');
+insert into app.domains (snapshot_id, id, slug, name, category_id, is_published) values
+  ('10000000-0000-4000-8000-000000000001', '30000000-0000-4000-8000-000000000001', 'data', 'Data', '20000000-0000-4000-8000-000000000001', true),
+  ('10000000-0000-4000-8000-000000000001', '30000000-0000-4000-8000-000000000002', 'web', 'Web', '20000000-0000-4000-8000-000000000001', true),
+  ('10000000-0000-4000-8000-000000000001', '30000000-0000-4000-8000-000000000003', 'art', 'Art', null, true),
+  ('10000000-0000-4000-8000-000000000001', '30000000-0000-4000-8000-000000000004', 'hush', 'Hush', '20000000-0000-4000-8000-000000000001', false),
+  ('10000000-0000-4000-8000-000000000002', '30000000-0000-4000-8000-000000000001', 'data', 'Data draft', null, true);
+insert into app.trails (snapshot_id, id, domain_id, slug, title, difficulty_level) values
+  ('10000000-0000-4000-8000-000000000001', '40000000-0000-4000-8000-000000000001', '30000000-0000-4000-8000-000000000001', 'sql', 'SQL', 'beginner'),
+  ('10000000-0000-4000-8000-000000000001', '40000000-0000-4000-8000-000000000002', '30000000-0000-4000-8000-000000000001', 'olap', 'OLAP', 'advanced');
+insert into app.concepts (snapshot_id, id, trail_id, slug, title, order_index) values
+  ('10000000-0000-4000-8000-000000000001', '50000000-0000-4000-8000-000000000001', '40000000-0000-4000-8000-000000000001', 'select', 'Select', 0),
+  ('10000000-0000-4000-8000-000000000001', '50000000-0000-4000-8000-000000000002', '40000000-0000-4000-8000-000000000001', 'joins', 'Joins', 1);
+insert into app.sparks (snapshot_id, id, slug, title, difficulty, estimated_mins) values
+  ('10000000-0000-4000-8000-000000000001', '60000000-0000-4000-8000-000000000001', 'star', 'Star', 'beginner', 5),
+  ('10000000-0000-4000-8000-000000000001', '60000000-0000-4000-8000-000000000002', 'inner', 'Inner', 'beginner', 7);
+insert into app.concept_sparks (snapshot_id, concept_id, spark_id, order_index) values
+  ('10000000-0000-4000-8000-000000000001', '50000000-0000-4000-8000-000000000001', '60000000-0000-4000-8000-000000000001', 0),
+  ('10000000-0000-4000-8000-000000000001', '50000000-0000-4000-8000-000000000002', '60000000-0000-4000-8000-000000000002', 0),
+  ('10000000-0000-4000-8000-000000000001', '50000000-0000-4000-8000-000000000002', '60000000-0000-4000-8000-000000000001', 1);
+-- the import computes each snapshot's rollups after writing its content; so does this fixture
+do $$ begin
+  perform private.refresh_content_rollups('10000000-0000-4000-8000-000000000001');
+  perform private.refresh_content_rollups('10000000-0000-4000-8000-000000000002');
+end $$;
+
+-- acting as anon
+select tests.clear_authentication();
+
+select is(api.list_discovery_trails(domain => 'data') -> 'data' -> 1 -> 'spark_count', '2'::jsonb,
+  'a trail counts a spark placed in two of its concepts once');
+select is(api.list_discovery_trails(domain => 'data') -> 'data' -> 1 -> 'estimated_mins', '12'::jsonb,
+  'a trail sums the minutes of its distinct sparks');
+select is(api.list_discovery_concepts(trail => 'sql') -> 'data' -> 1 -> 'estimated_mins', '12'::jsonb,
+  'a concept sums the minutes of its sparks');
+select is(api.list_discovery_domains() -> 'data' -> 1 -> 'concept_count', '2'::jsonb,
+  'a domain counts the concepts of all its trails');
+select is(api.list_domains() -> 'meta' -> 'total', '3'::jsonb,
+  'the domains list counts published domains only');
+
+select is(
+  (select pg_catalog.jsonb_agg(i -> 'type') from pg_catalog.jsonb_array_elements(api.list_discovery_items(per_page => 10) -> 'data') i),
+  '["DOMAIN", "DOMAIN", "DOMAIN", "TRAIL", "TRAIL", "CONCEPT", "CONCEPT"]'::jsonb,
+  '/all gives the slots of exhausted trails and concepts to domains (per_page 10 would give 1 domain)');
+select is(api.list_discovery_items(difficulty => 'advanced') -> 'meta' -> 'total', '1'::jsonb,
+  'the difficulty filter keeps only trails');
+select is(api.list_discovery_items(track => 'sql') -> 'meta' -> 'total', '2'::jsonb,
+  'the track filter keeps only the concepts of the trail');
+select is(api.list_discovery_items(types => 'trail', q => 'ola') -> 'data' -> 0 -> 'slug', '"olap"'::jsonb,
+  'types and q combine');
+select throws_ok($$ select api.list_discovery_items(types => 'domain,spark') $$, '22023', null,
+  'an unknown type is invalid input');
+select throws_ok($$ select api.list_discovery_trails(domain => 'nope') $$, 'P0002', 'domain nope not found',
+  'an unknown domain slug in a filter is not found');
+select throws_ok($$ select api.get_domain('nope') $$, 'P0002', 'domain nope not found',
+  'an unknown domain slug is not found');
+
+select is(
+  (select pg_catalog.jsonb_agg(d -> 'slug') from pg_catalog.jsonb_array_elements(api.list_related_domains('data') -> 'data') d),
+  '["web"]'::jsonb,
+  'related domains share the category; the requested one and unpublished ones are excluded');
+select is(
+  (select pg_catalog.count(*) from pg_catalog.jsonb_array_elements(api.list_related_domains('art') -> 'data')),
+  2::bigint,
+  'a domain without a category gets other published domains instead');
+
+select is(api.get_domain('data', '10000000-0000-4000-8000-000000000002') -> 'name', '"Data draft"'::jsonb,
+  'snapshot_id selects a draft snapshot');
+select is(api.get_domain('30000000-0000-4000-8000-000000000001') -> 'name', '"Data"'::jsonb,
+  'a domain is found by UUID in the current snapshot');
+select is(api.resolve_snapshot() -> 'snapshot_id', '"10000000-0000-4000-8000-000000000001"'::jsonb,
+  'resolve_snapshot names the current snapshot');
+
+select throws_ok($$ insert into app.domains (snapshot_id, id, slug, name) values
+  ('10000000-0000-4000-8000-000000000001', '30000000-0000-4000-8000-000000000009', 'x', 'X') $$,
+  '42501', null, 'anon cannot write content');
+reset role;
+
+select * from finish();
+rollback;
