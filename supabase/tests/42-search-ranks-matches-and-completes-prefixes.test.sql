@@ -57,7 +57,7 @@ select is(pg_temp.slugs(api.search_content('creme anglaise')), array['creme'],
   'search is accent-insensitive');
 select is((pg_temp.slugs(api.search_content('wind')))[1], 'window-functions',
   'the last word of a plain query also matches as a prefix');
--- typo-corrected to "partitioning" (45-typo-tolerant-search), whose stem also matches a summary
+-- typo-corrected to "partitioning" (45-search-corrects-typos-from-the-snapshot-lexicon), whose stem also matches a summary
 select is((pg_temp.slugs(api.search_content('partitoning')))[1], 'partitions',
   'a typo still finds its title first');
 select is((api.search_content('the and of') -> 'meta' ->> 'total')::int, 0,

@@ -1,33 +1,37 @@
--- Typo-tolerant search and autocomplete (issue 21): the edit distance, the per-snapshot lexicon
--- kept by the content triggers, corrections within the typo budget, no leak between snapshots,
--- exact before prefix before typo, and meta.corrected_query.
+-- Search corrects typos from the snapshot's lexicon: the edit distance counts a transposition as
+-- one edit, the lexicon follows every content write (the import's replica mode too), a word is
+-- corrected only within its typo budget and only to words of the selected snapshot, exact matches
+-- come before prefixes before corrections, and meta.corrected_query names the correction.
 begin;
 select plan(49);
 
+-- The fixture becomes the one current snapshot, whatever was current before (the seed's).
+select tests.archive_current_snapshot();
+
 -- private.osa_distance: optimal string alignment (a transposition of adjacent characters is one edit)
-select is(private.osa_distance('', ''), 0, 'osa: two empty strings');
-select is(private.osa_distance('testing', 'testing'), 0, 'osa: equal strings');
-select is(private.osa_distance('tesitng', 'testing'), 1, 'osa: an adjacent transposition is one edit');
-select is(private.osa_distance('recursoin', 'recursion'), 1, 'osa: a transposition near the end is one edit');
-select is(private.osa_distance('abcd', 'bacd'), 1, 'osa: a transposition at the start is one edit');
-select is(private.osa_distance('kitten', 'sitting'), 3, 'osa: substitutions and an insertion (levenshtein''s example)');
-select is(private.osa_distance('ca', 'abc'), 3, 'osa: no substring is edited twice (true Damerau-Levenshtein says 2)');
-select is(private.osa_distance('', 'abc'), 3, 'osa: insertions only');
-select is(private.osa_distance('abc', ''), 3, 'osa: deletions only');
-select is(private.osa_distance('crème', 'creme'), 1, 'osa: compares characters, not bytes');
-select is(private.osa_distance(null, 'abc'), null, 'osa: null in, null out');
-select is(private.osa_distance('tesit', 'testing', true), 1, 'osa prefix: "tesit" is one edit from the prefix "testi"');
-select is(private.osa_distance('test', 'testing', true), 0, 'osa prefix: a true prefix is zero edits');
-select is(private.osa_distance('xyz', 'testing', true), 3, 'osa prefix: nothing in common');
+select is(private.osa_distance('', ''), 0, 'two empty strings are zero edits apart');
+select is(private.osa_distance('testing', 'testing'), 0, 'equal strings are zero edits apart');
+select is(private.osa_distance('tesitng', 'testing'), 1, 'an adjacent transposition is one edit');
+select is(private.osa_distance('recursoin', 'recursion'), 1, 'a transposition near the end is one edit');
+select is(private.osa_distance('abcd', 'bacd'), 1, 'a transposition at the start is one edit');
+select is(private.osa_distance('kitten', 'sitting'), 3, 'substitutions and an insertion count one edit each (levenshtein''s example)');
+select is(private.osa_distance('ca', 'abc'), 3, 'no substring is edited twice (true Damerau-Levenshtein says 2)');
+select is(private.osa_distance('', 'abc'), 3, 'insertions alone count one edit each');
+select is(private.osa_distance('abc', ''), 3, 'deletions alone count one edit each');
+select is(private.osa_distance('crème', 'creme'), 1, 'the distance compares characters, not bytes');
+select is(private.osa_distance(null, 'abc'), null, 'a null argument gives a null distance');
+select is(private.osa_distance('tesit', 'testing', true), 1, 'with prefix, "tesit" is one edit from the prefix "testi" of "testing"');
+select is(private.osa_distance('test', 'testing', true), 0, 'with prefix, a true prefix is zero edits away');
+select is(private.osa_distance('xyz', 'testing', true), 3, 'with prefix, a word with nothing in common is as far as its length');
 select is(
   (select array_agg(p.provolatile::text || p.proisstrict::text order by p.oid)
    from pg_catalog.pg_proc p where p.oid = 'private.osa_distance(text, text, boolean)'::regprocedure),
-  array['itrue'], 'osa_distance is immutable and strict');
+  array['itrue'], 'the distance is immutable and strict, so the planner may fold it');
 
 -- private.search_typo_budget: none below 4 characters, 1 for 4-7, 2 for 8+
 select is(array[private.search_typo_budget('abc'), private.search_typo_budget('abcd'), private.search_typo_budget('abcdefg'),
                 private.search_typo_budget('abcdefgh'), private.search_typo_budget('linearizability')],
-          array[0, 1, 1, 2, 2], 'typo budget by word length');
+          array[0, 1, 1, 2, 2], 'a word of 1-3 characters gets no edit, 4-7 one, 8 or more two');
 
 -- Fixture: a published snapshot and a draft with words of their own.
 insert into app.snapshots (id, name, version_label, status, published_at) values
@@ -98,27 +102,28 @@ select is(private.search_correct('45000000-0000-0000-0000-000000000001', 'kubren
   'a draft''s words never correct a query of another snapshot');
 select is(private.search_correct('45000000-0000-0000-0000-000000000002', 'kubrenetes'), 'kubernetes', 'the draft''s own words correct its queries');
 
--- Through the API, as a request role.
-set local role anon;
-select is(api.search_content('recursoin') #>> '{data,0,slug}', 'recursion', 'search: "recursoin" finds Recursion');
-select is(api.search_content('recursoin') #>> '{meta,corrected_query}', 'recursion', 'search: meta.corrected_query says what was searched');
-select ok(not (api.search_content('recursion') -> 'meta' ? 'corrected_query'), 'search: no corrected_query when nothing was corrected');
+-- Through the API
+-- acting as anon
+select tests.clear_authentication();
+select is(api.search_content('recursoin') #>> '{data,0,slug}', 'recursion', 'search for "recursoin" finds Recursion');
+select is(api.search_content('recursoin') #>> '{meta,corrected_query}', 'recursion', 'search names the corrected query in meta.corrected_query');
+select ok(not (api.search_content('recursion') -> 'meta' ? 'corrected_query'), 'search has no corrected_query when nothing was corrected');
 select is(api.search_content('recursiooonn') -> 'data' -> 0 ->> 'slug' || coalesce(api.search_content('recursiooonn') #>> '{meta,corrected_query}', ''),
-  'recursion', 'search: beyond the typo budget, the trigram title fallback still answers (uncorrected)');
-select is(api.search_content('kubrenetes') -> 'data', '[]'::jsonb, 'search: the current snapshot does not see the draft''s words');
+  'recursion', 'beyond the typo budget, the trigram title fallback still answers, uncorrected');
+select is(api.search_content('kubrenetes') -> 'data', '[]'::jsonb, 'search in the current snapshot never corrects to a draft''s words');
 select is(api.search_content('kubrenetes', snapshot_id => '45000000-0000-0000-0000-000000000002') #>> '{data,0,slug}', 'kubernetes',
-  'search: the draft, when selected, corrects to its own words');
+  'search in a selected draft corrects to the draft''s own words');
 select is(api.list_search_suggestions('tesitng'),
   '{"suggestions": [{"text": "Testing Basics", "type": "spark"}, {"text": "Unit Testing", "type": "spark"}], "meta": {"corrected_query": "testing"}}'::jsonb,
-  'autocomplete: "tesitng" suggests the titles with "testing" and names the correction');
+  'autocomplete for "tesitng" suggests the titles with "testing" and names the correction');
 select is(api.list_search_suggestions('testi', 5),
   '{"suggestions": [{"text": "Testing Basics", "type": "spark"}, {"text": "Unit Testing", "type": "spark"}, {"text": "Tests in CI", "type": "spark"}]}'::jsonb,
-  'autocomplete: title prefix, then word prefix, then trigram; no correction for a known prefix');
+  'autocomplete ranks a title prefix, then a word prefix, then a trigram match, and leaves a known prefix uncorrected');
 select is(api.list_search_suggestions('tests', 5),
   '{"suggestions": [{"text": "Tests in CI", "type": "spark"}, {"text": "Unit Testing", "type": "spark"}, {"text": "Testing Basics", "type": "spark"}]}'::jsonb,
-  'autocomplete: a known word is not corrected: its exact match first, then trigram neighbours');
+  'autocomplete leaves a known word uncorrected: its exact match first, then trigram neighbours');
 select is(api.list_search_suggestions('tesitng', 5) #>> '{suggestions,0,text}', 'Testing Basics',
-  'autocomplete: a typo-corrected title prefix comes before word prefixes of the correction');
+  'autocomplete puts a corrected title prefix before word prefixes of the correction');
 select throws_ok($$ insert into app.search_lexicon values ('45000000-0000-0000-0000-000000000001', 'x', 1) $$, '42501', null,
   'request roles cannot write the lexicon');
 reset role;
