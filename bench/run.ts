@@ -470,7 +470,8 @@ function readPrevious(): PreviousRun | undefined {
     if (opts.compare) throw new Error(`--compare ${opts.compare}: no such file`);
     return undefined;
   }
-  return summariseRun(JSON.parse(readFileSync(file, 'utf8')) as BenchResults, path.relative(root, file));
+  const shown = path.relative(root, file).startsWith('..') ? file : path.relative(root, file);
+  return summariseRun(JSON.parse(readFileSync(file, 'utf8')) as BenchResults, shown);
 }
 
 async function main() {
