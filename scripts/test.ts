@@ -12,7 +12,7 @@
  *
  * Ends with one line `N passed, N failed` counting every test and check.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import postgres from 'postgres';
@@ -36,11 +36,26 @@ function record(name: string, passed: number, failed: number) {
   if (failed > 0) failures.push(`${name}: ${failed} failed`);
 }
 
-function run(command: string, args: string[], env: NodeJS.ProcessEnv = {}) {
-  const result = spawnSync(command, args, { cwd: root, env: { ...process.env, ...env }, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
-  process.stdout.write(result.stdout ?? '');
-  process.stderr.write(result.stderr ?? '');
-  return { status: result.status ?? 1, output: `${result.stdout ?? ''}${result.stderr ?? ''}` };
+/**
+ * Runs a step and collects its output, without blocking the event loop: the throwaway cluster's
+ * PostgreSQL writes its log into a pipe this process drains, and a blocked loop lets that pipe
+ * fill, after which every backend that logs (any ERROR) stalls, and so does DROP DATABASE.
+ */
+function run(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ status: number; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      process.stdout.write(chunk);
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      process.stderr.write(chunk);
+    });
+    child.on('error', (error) => resolve({ status: 1, output: `${output}${error.message}` }));
+    child.on('close', (code) => resolve({ status: code ?? 1, output }));
+  });
 }
 
 log('pgTAP');
@@ -92,7 +107,7 @@ try {
     const testFiles = readdirSync(path.join(root, 'supabase/tests')).filter((f) => f.endsWith('.sql')).sort();
     // One pg_prove per file, so a file that dies midway counts its unrun tests as failures.
     for (const file of testFiles) {
-      const prove = run('pg_prove', ['--verbose', path.join('supabase/tests', file)], pgEnv);
+      const prove = await run('pg_prove', ['--verbose', path.join('supabase/tests', file)], pgEnv);
       const planned = Number(/^1\.\.(\d+)/m.exec(prove.output)?.[1] ?? 0);
       const ok = [...prove.output.matchAll(/^ok \d+/gm)].length;
       const notOk = [...prove.output.matchAll(/^not ok \d+/gm)].length;
@@ -102,7 +117,7 @@ try {
   }
 
   log('supabase db advisors (nothing at WARN or ERROR)');
-  const advisors = run('npx', ['--no-install', 'supabase', 'db', 'advisors', `--remote=${cluster.templateUrl}`, '--yes', '--level', 'warn', '--fail-on', 'warn']);
+  const advisors = await run('npx', ['--no-install', 'supabase', 'db', 'advisors', `--remote=${cluster.templateUrl}`, '--yes', '--level', 'warn', '--fail-on', 'warn']);
   record('supabase db advisors', advisors.status === 0 ? 1 : 0, advisors.status === 0 ? 0 : 1);
 
   log('database types are up to date (src/db/database.types.ts)');
@@ -112,12 +127,12 @@ try {
   record('database types', typesCurrent ? 1 : 0, typesCurrent ? 0 : 1);
 
   log('TypeScript typecheck');
-  const tsc = run('npx', ['--no-install', 'tsc', '-p', '.']);
+  const tsc = await run('npx', ['--no-install', 'tsc', '-p', '.']);
   record('typecheck', tsc.status === 0 ? 1 : 0, tsc.status === 0 ? 0 : 1);
 
   log('vitest');
   const report = path.join(artifacts, 'vitest.json');
-  const vitest = run('npx', ['--no-install', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`], env);
+  const vitest = await run('npx', ['--no-install', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`], env);
   try {
     const results = JSON.parse(readFileSync(report, 'utf8')) as { numPassedTests: number; numFailedTests: number; numFailedTestSuites: number };
     record('vitest', results.numPassedTests, results.numFailedTests + results.numFailedTestSuites);
@@ -133,7 +148,7 @@ try {
 // abuse. The short form keeps this step under about two minutes.
 log('reliability suite, short form (test/reliability; `npm run test:reliability` is the long form)');
 const reliabilityReport = path.join(artifacts, 'reliability.json');
-const reliability = run('npx', ['--no-install', 'vitest', 'run', '-c', 'vitest.reliability.config.ts', '--reporter=default', '--reporter=json', `--outputFile.json=${reliabilityReport}`], { RELIABILITY_MODE: 'short' });
+const reliability = await run('npx', ['--no-install', 'vitest', 'run', '-c', 'vitest.reliability.config.ts', '--reporter=default', '--reporter=json', `--outputFile.json=${reliabilityReport}`], { RELIABILITY_MODE: 'short' });
 try {
   const results = JSON.parse(readFileSync(reliabilityReport, 'utf8')) as { numPassedTests: number; numFailedTests: number; numFailedTestSuites: number };
   record('reliability', results.numPassedTests, results.numFailedTests + results.numFailedTestSuites);
