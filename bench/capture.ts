@@ -50,8 +50,15 @@ export class PgLogTap {
 export const unquote = (literal: string) => (literal === 'NULL' ? '' : literal.slice(1, -1).replaceAll("''", "'"));
 export const quote = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
+/**
+ * pgbench reads `:name` in a script as a variable, so a JSON literal such as
+ * `{"snapshot_id":null}` would force the simple protocol. A space after the key's colon means
+ * the same JSON and keeps pgbench on the API's protocol (prepared).
+ */
+const pgbenchSafe = (literal: string) => literal.replace(/(?<!\\)":(null|true|false)\b/g, '": $1');
+
 function bind(text: string, params: string[]): string {
-  return text.replace(/\$(\d+)/g, (whole, n: string) => params[Number(n) - 1] ?? whole);
+  return text.replace(/\$(\d+)/g, (whole, n: string) => (params[Number(n) - 1] === undefined ? whole : pgbenchSafe(params[Number(n) - 1])));
 }
 
 /** R2: exactly the statements the API sent, parameters inlined as the literals it bound. */
@@ -59,9 +66,15 @@ export function r2Script(statements: CapturedStatement[]): string {
   return statements.map((s) => `${bind(s.text, s.params)};\n`).join('');
 }
 
-/** The last dispatched call of a request: the endpoint's own function (earlier ones resolve the snapshot). */
+/**
+ * The dispatched call of a request: `private.dispatch(role, claims, call, args)`, or for snapshot
+ * content `private.dispatch_snapshot_read(role, claims, call, args, held_versions)`; both carry
+ * the endpoint's api function call and its arguments in the same places.
+ */
 export function lastDispatch(statements: CapturedStatement[]): CapturedStatement | undefined {
-  return statements.filter((s) => s.text.includes('private.dispatch(') && s.params.length === 4).at(-1);
+  return statements
+    .filter((s) => (s.text.includes('private.dispatch(') && s.params.length === 4) || (s.text.includes('private.dispatch_snapshot_read(') && s.params.length === 5))
+    .at(-1);
 }
 
 /** Who PostgREST would run a request as: the bearer token's payload, else anon. */
@@ -72,12 +85,12 @@ export interface R1Caller {
 
 /**
  * R1: PostgREST's transaction shape for the same api function: BEGIN; set_config(role, claims);
- * the call; COMMIT (four round trips), as `caller` (the API fetches caller-independent answers
- * it keeps in memory as anon, which PostgREST would not).
+ * the call; COMMIT (four round trips), as `caller`. A snapshot read's call runs with
+ * snapshot_id as the request gave it (null: the current snapshot), as PostgREST would run it.
  */
 export function r1Script(dispatch: CapturedStatement, caller: R1Caller): string {
   const [, , call, args] = dispatch.params;
-  const callText = unquote(call).replace(/\$1/g, `(${args}::jsonb)`);
+  const callText = unquote(call).replace(/\$1/g, `(${pgbenchSafe(args)}::jsonb)`);
   return [
     'BEGIN;',
     `select pg_catalog.set_config('role', ${quote(caller.role)}, true), pg_catalog.set_config('request.jwt.claims', ${quote(caller.claims ?? '')}, true);`,

@@ -43,7 +43,7 @@ export const FAMILIES: Family[] = [
   { name: 'domains.trails', route: 'GET /discovery/domains/{slug}/trails', group: 'catalog', requests: (f) => each(f.domainSlugs, (s) => get(`/discovery/domains/${s}/trails`)) },
   { name: 'domains.related', route: 'GET /discovery/domains/{slug}/related', group: 'catalog', requests: (f) => each(f.domainSlugs, (s) => get(`/discovery/domains/${s}/related`)) },
   { name: 'search', route: 'GET /search', group: 'search', requests: (f) => each(f.searchTerms, (q, i) => get(`/search?q=${encodeURIComponent(q)}`, f.userHeaders(i))) },
-  { name: 'search.autocomplete', route: 'GET /search/autocomplete', group: 'search', requests: (f) => each(f.searchTerms, (q, i) => get(`/search/autocomplete?q=${encodeURIComponent(q.slice(0, 3))}`, f.userHeaders(i))) },
+  { name: 'search.autocomplete', route: 'GET /search/autocomplete', group: 'search', requests: (f) => each(f.autocompleteTerms, (q, i) => get(`/search/autocomplete?q=${encodeURIComponent(q)}`, f.userHeaders(i))) },
   { name: 'graph.ancestors.d3', route: 'GET /graph/sparks/{slug}', group: 'graph', requests: (f) => each(f.sparkSlugs, (s, i) => get(`/graph/sparks/${s}?direction=ancestors&max_depth=3`, f.userHeaders(i))) },
   { name: 'graph.ancestors.d10', route: 'GET /graph/sparks/{slug}', group: 'graph', requests: (f) => each(f.sparkSlugs, (s, i) => get(`/graph/sparks/${s}?direction=ancestors&max_depth=10`, f.userHeaders(i))) },
   { name: 'graph.path', route: 'GET /graph/path', group: 'graph', requests: (f) => each(f.sparkSlugs, (s, i) => get(`/graph/path?target=${s}`, f.userHeaders(i))) },

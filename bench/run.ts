@@ -1,15 +1,14 @@
 /**
- * `npm run bench [-- --quick] [--growth] [--only a,b] [--duration S] [--out docs/benchmarks]`
- * `npm run bench -- --render` rewrites docs/benchmarks.md from docs/benchmarks.json (after a change
- * to the report's wording; no measurement).
+ * The benchmark: `npm run bench -- --help` lists the options (USAGE below).
  *
  * Starts its own embedded PostgreSQL (temp data dir, free port) and the API as a child process,
  * loads the benchmark dataset, then for every endpoint family that exists in /openapi.json runs
  * wrk (warm-up + three fixed-duration runs, the first discarded) at 8 and 32 connections next to
  * four reference points measured in the same run: R1 pgbench with PostgREST's transaction shape,
  * R2 pgbench with exactly the API's statements, R3 a Hono hello-world, R4 the bare Hono +
- * postgres.js stack replaying the API's statements. Writes
- * docs/benchmarks.json and docs/benchmarks.md. Everything targets 127.0.0.1 and stops by itself.
+ * postgres.js stack replaying the API's statements. Writes docs/benchmarks.json and
+ * docs/benchmarks.md, comparing with the run the JSON held before. Everything targets 127.0.0.1
+ * and stops by itself.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -29,14 +28,39 @@ import { createSessionMinter, type SessionMinter } from './sessions.js';
 import { npmStartArgs } from './start-command.js';
 import { runPgbench, runWrk, writeRequestsFile, type LoadResult, type PgbenchTarget } from './loadgen.js';
 import { CLK_TCK, peakRssMb, processTicks, rssMb, treeTicks } from './proc.js';
-import { FROM_MEMORY_NOTE, explainFamilies, writeReport, type BenchResults, type FamilyResult, type Measurement } from './report.js';
+import { explainFamilies, summariseRun, writeReport, type BenchResults, type FamilyResult, type Measurement, type PreviousRun, type SnapshotCacheUse } from './report.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 
 // ---------------------------------------------------------------------------------------------
 // Options
 // ---------------------------------------------------------------------------------------------
+const USAGE = `Usage: npm run bench -- [options]
+
+Measures every endpoint family against its reference points (R1-R4) on a dataset of its own.
+
+  --quick               harness check: 4,000 sparks, 1 s runs, writes test-artifacts/bench-quick.{md,json}
+  --only a,b            only the families whose names start with one of these (bench/endpoints.ts)
+  --duration S          seconds per measured run (default 6, quick 1); three runs, the first discarded
+  --warmup S            seconds of warm-up before each family (default 5, quick 1)
+  --connections 8,32    wrk clients and pgbench clients (default 8,32)
+  --sparks N            sparks in the dataset (default 50,000, quick 4,000)
+  --growth              also load the 10x dataset and measure the p95 growth ratio (long)
+  --note "text"         a line for the report's header (who ran it, what was special)
+  --out PATH            output without extension (default docs/benchmarks, quick test-artifacts/bench-quick)
+  --compare FILE.json   the earlier run to compare with (default: PATH.json as it was before this run)
+  --no-compare          no comparison with an earlier run
+  --render              rewrite PATH.md from PATH.json (after a change to the report's wording; no measurement)
+  --help                this text
+
+Needs wrk, pgbench and psql. Run it on a quiet machine: only ratios measured in one run are solid.
+`;
+
 const argv = process.argv.slice(2);
+if (argv.includes('--help') || argv.includes('-h')) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
 const flag = (name: string) => argv.includes(`--${name}`);
 const option = (name: string) => {
   const i = argv.indexOf(`--${name}`);
@@ -56,7 +80,16 @@ const opts = {
   enrollments: quick ? 2000 : 20_000,
   events: quick ? 20_000 : 500_000,
   out: path.resolve(root, option('out') ?? (quick ? 'test-artifacts/bench-quick' : 'docs/benchmarks')),
+  compare: flag('no-compare') ? undefined : option('compare'),
 };
+const known = new Set(['quick', 'growth', 'only', 'duration', 'warmup', 'note', 'connections', 'sparks', 'out', 'compare', 'no-compare', 'render', 'help']);
+for (const arg of argv) {
+  const name = /^--([^=]+)/.exec(arg)?.[1];
+  if (name && !known.has(name)) {
+    process.stderr.write(`unknown option --${name}\n\n${USAGE}`);
+    process.exit(2);
+  }
+}
 
 // The pool settings the API (and R4) run with: the environment's, or the API's defaults.
 const apiPool = apiPoolSettings();
@@ -253,12 +286,20 @@ function average(results: LoadResult[]): LoadResult {
   };
 }
 
+/** Something sampled just before and just after the kept runs. */
+interface Window {
+  start(): Promise<void>;
+  end(): Promise<void>;
+}
+
 /** Three runs, first discarded; CPU of the API and Postgres sampled around the kept runs. */
-async function measure(run: () => Promise<LoadResult>, pids: { api?: number; postgres: number }): Promise<Measurement> {
+async function measure(run: () => Promise<LoadResult>, pids: { api?: number; postgres: number }, window?: Window): Promise<Measurement> {
   await run(); // run 1: discarded
+  await window?.start();
   const before = { api: pids.api ? processTicks(pids.api) : 0, pg: treeTicks(pids.postgres), at: performance.now() };
   const kept = [await run(), await run()];
   const elapsed = (performance.now() - before.at) / 1000;
+  await window?.end();
   const result = average(kept);
   return {
     ...result,
@@ -267,6 +308,34 @@ async function measure(run: () => Promise<LoadResult>, pids: { api?: number; pos
       api: pids.api ? (processTicks(pids.api) - before.api) / CLK_TCK / elapsed : undefined,
       postgres: (treeTicks(pids.postgres) - before.pg) / CLK_TCK / elapsed,
       client: result.client_cpu_s / elapsed,
+    },
+  };
+}
+
+/**
+ * How often the snapshot body cache answered, counted by the database: every snapshot read is
+ * one call of private.dispatch_snapshot_read, and only a miss runs the content function inside
+ * it (pg_stat_user_functions, with track_functions = 'pl' for the whole run). Postgres flushes a
+ * backend's function statistics about once a second, so up to a second of calls at either edge
+ * of the window may be counted in the neighbouring one.
+ */
+function snapshotCacheCounter(sql: postgres.Sql, functions: string[]) {
+  const names = ['private.dispatch_snapshot_read', ...functions.map((f) => `api.${f}`)];
+  const read = async () => {
+    const rows = await sql<{ name: string; calls: string }[]>`
+      select schemaname || '.' || funcname as name, calls from pg_stat_user_functions
+      where schemaname || '.' || funcname = any(${names})`;
+    return new Map(rows.map((r) => [r.name, Number(r.calls)]));
+  };
+  let before = new Map<string, number>();
+  let after = new Map<string, number>();
+  const delta = (name: string) => (after.get(name) ?? 0) - (before.get(name) ?? 0);
+  return {
+    window: { start: async () => void (before = await read()), end: async () => void (after = await read()) } satisfies Window,
+    result(requests: number): SnapshotCacheUse['byConnections'][number] {
+      const reads = delta(names[0]);
+      const misses = names.slice(1).reduce((sum, name) => sum + delta(name), 0);
+      return { requests, reads, misses, hit_rate: reads > 0 ? Math.min(1, Math.max(0, 1 - misses / reads)) : undefined };
     },
   };
 }
@@ -312,7 +381,11 @@ interface PreparedFamily {
   r4?: Record<string, ReplayStatement[]>;
   protocol: 'prepared' | 'simple';
   note?: string;
+  /** Set for snapshot content (private.dispatch_snapshot_read): the api functions it reads with. */
+  snapshot?: { functions: string[]; distinctCalls: number };
 }
+
+const SNAPSHOT_READ = 'private.dispatch_snapshot_read(';
 
 async function prepareFamily(family: Family, fixtures: Fixtures, api: Api, tap: PgLogTap, dir: string): Promise<PreparedFamily | { family: Family; unavailable: string }> {
   const requests = family.requests(fixtures);
@@ -326,53 +399,39 @@ async function prepareFamily(family: Family, fixtures: Fixtures, api: Api, tap: 
   const r1: string[] = [];
   const r2: string[] = [];
   const r4: Record<string, ReplayStatement[]> = {};
-  const r2Miss: string[] = [];
-  const dispatchedFor = new Map<string, CapturedStatement>();
-  let cached = false;
+  const snapshotCalls = new Set<string>();
   for (const request of requests) {
-    // Twice: the first request shows every statement (cold), the second what the API sends in
-    // steady state (a family served from the API's ETag body cache only resolves the snapshot).
+    // Twice: the first request shows what a miss sends, the second what the API sends in steady
+    // state (for snapshot content the same statement, now naming the version whose body the
+    // API holds, so the database skips the content query).
     const cold = await captureRequest(api, tap, request);
     if (typeof cold === 'number') return { family, unavailable: `probe ${request.method} ${request.path} answered ${cold}` };
     const warm = await captureRequest(api, tap, request);
     if (typeof warm === 'number') return { family, unavailable: `probe ${request.method} ${request.path} answered ${warm}` };
-    // Fewer dispatched calls when warm = the body cache answered (the first request may also
-    // carry one-off statements such as the api catalog introspection; those do not count).
-    const dispatches = (list: CapturedStatement[]) => list.filter((x) => x.text.includes('private.dispatch(')).length;
-    if (dispatches(warm) < dispatches(cold)) cached = true;
     if (warm.length > 0) r2.push(r2Script(warm));
-    // What a miss sends (the session check asked ahead, the content call), without the one-off
-    // statements of a fresh process: R2 for a family that sends nothing in steady state.
-    const miss = cold.filter((x) => /private\.(dispatch|request_live_for)\(/.test(x.text));
-    if (miss.length > 0) r2Miss.push(r2Script(miss));
     r4[requestKey(request.method, request.path, request.headers?.Authorization)] = warm.map((x) => ({
       text: x.text,
       params: x.params.map((literal) => (literal === 'NULL' ? null : unquote(literal))),
     }));
-    // A variant answered from memory on its first request (an earlier variant asked the same
-    // call) replays that variant's call, as this variant's caller.
-    const dispatch = lastDispatch(cold) ?? dispatchedFor.get(`${request.method} ${request.path}`);
+    const dispatch = lastDispatch(cold) ?? lastDispatch(warm);
     if (dispatch) {
-      dispatchedFor.set(`${request.method} ${request.path}`, dispatch);
       r1.push(r1Script(dispatch, r1Caller(request)));
+      if (dispatch.text.includes(SNAPSHOT_READ)) snapshotCalls.add(unquote(dispatch.params[2]) + unquote(dispatch.params[3]));
     }
   }
-  const protocol = [...r1, ...r2, ...r2Miss].some(needsSimpleProtocol) ? 'simple' : 'prepared';
+  const protocol = [...r1, ...r2].some(needsSimpleProtocol) ? 'simple' : 'prepared';
   const notes = [];
   if (protocol === 'simple') notes.push('pgbench used -M simple (the statement text contains :names)');
-  const missOnly = cached && r2.length === 0;
-  if (missOnly) {
-    const r2Says = r2Miss.length === requests.length
-      ? 'R2 replays what a miss sends (each variant\'s first request: the database work the memory saves)'
-      : 'nothing for R2 to replay';
-    notes.push(`${FROM_MEMORY_NOTE} (no statement in steady state): ${r2Says}, R4 is the bare stack without a query, R1 runs the function every time, as PostgREST would`);
-  } else if (cached) {
-    notes.push("served from the API's caches after the first request: R2 replays the statements still sent in steady state, R1 runs the content function every time, as PostgREST would");
+  const snapshot = snapshotCalls.size > 0
+    ? { functions: [...new Set([...snapshotCalls].map((call) => /^api\.([a-z_0-9]+)\(/.exec(call)?.[1]).filter((f): f is string => Boolean(f)))], distinctCalls: snapshotCalls.size }
+    : undefined;
+  if (snapshot) {
+    notes.push(`snapshot content (${snapshot.functions.map((f) => `api.${f}`).join(', ')}) through the snapshot body cache: R2 replays the steady-state statement (session check and snapshot resolution, no content query), R1 runs the content function every time, as PostgREST would, which is what a cache miss costs the database`);
   }
   return {
-    family, requestsFile, protocol,
+    family, requestsFile, protocol, snapshot,
     r1: r1.length === requests.length ? r1 : undefined,
-    r2: r2.length === requests.length ? r2 : missOnly && r2Miss.length === requests.length ? r2Miss : undefined,
+    r2: r2.length === requests.length ? r2 : undefined,
     r4,
     note: notes.length ? notes.join('; ') : undefined,
   };
@@ -403,9 +462,23 @@ async function captureRequest(api: Api, tap: PgLogTap, request: RequestSpec): Pr
 // ---------------------------------------------------------------------------------------------
 // Main
 // ---------------------------------------------------------------------------------------------
+/** The run to compare with, read before this run can overwrite it (none when there is none). */
+function readPrevious(): PreviousRun | undefined {
+  if (flag('no-compare')) return undefined;
+  const file = opts.compare ? path.resolve(root, opts.compare) : `${opts.out}.json`;
+  if (!existsSync(file)) {
+    if (opts.compare) throw new Error(`--compare ${opts.compare}: no such file`);
+    return undefined;
+  }
+  const shown = path.relative(root, file).startsWith('..') ? file : path.relative(root, file);
+  return summariseRun(JSON.parse(readFileSync(file, 'utf8')) as BenchResults, shown);
+}
+
 async function main() {
   const started = new Date();
   const loadAtStart = os.loadavg();
+  const previous = readPrevious();
+  if (previous) log(`comparing with the run of ${previous.date} (${previous.file})`);
   tempDir = await mkdtemp(path.join(os.tmpdir(), 'sparkpath-bench-'));
   const tap = new PgLogTap();
   const pgPort = await freePort();
@@ -434,6 +507,8 @@ async function main() {
   const selected = FAMILIES.filter((f) => !opts.only || opts.only.some((o) => f.name.startsWith(o)));
   const results: FamilyResult[] = [];
   const prepared: PreparedFamily[] = [];
+  // Counts calls of plpgsql functions: what tells a snapshot cache hit from a miss.
+  await admin`alter system set track_functions = 'pl'`;
   await setStatementLogging(admin, true);
   for (const family of selected) {
     if (!routeAvailable(routes, family.route)) {
@@ -476,8 +551,10 @@ async function main() {
   const pass = startNode('bench/passthrough.ts', { PORT: String(passPort), DATABASE_URL: baseDbUrl, STATEMENTS: replayFile, NODE_ENV: 'production' });
   await waitForHttp(`http://127.0.0.1:${passPort}/`, 60_000, true);
 
+  const statsSql = postgres(baseDbUrl, { max: 1, onnotice: () => undefined });
   for (const p of prepared) {
     const entry: FamilyResult = { name: p.family.name, group: p.family.group, route: p.family.route, available: true, note: p.note, byConnections: {} };
+    if (p.snapshot) entry.snapshot_cache = { functions: p.snapshot.functions, variants: p.family.requests(fixtures).length, distinct_calls: p.snapshot.distinctCalls, byConnections: {} };
     for (const c of opts.connections) {
       log(`${p.family.name} at ${c} connections`);
       // Rotating families (refresh) get fresh single-use tokens for every wrk invocation: a
@@ -488,7 +565,9 @@ async function main() {
       for (let i = 0; i < 4; i++) files.push(p.family.singleUse && minter ? await singleUseFile(p.family, fixtures, minter, c) : p.requestsFile);
       await runWrk(api.baseUrl, files[0], c, opts.warmupSeconds, mode);
       let next = 1;
-      const apiRun = await measure(() => runWrk(api.baseUrl, files[next++], c, opts.runSeconds, mode), { api: api.child.pid, postgres: pgPid });
+      const counter = p.snapshot ? snapshotCacheCounter(statsSql, p.snapshot.functions) : undefined;
+      const apiRun = await measure(() => runWrk(api.baseUrl, files[next++], c, opts.runSeconds, mode), { api: api.child.pid, postgres: pgPid }, counter?.window);
+      if (counter && entry.snapshot_cache) entry.snapshot_cache.byConnections[c] = counter.result(apiRun.requests);
       const r1 = p.r1 ? await measure(() => runPgbench(target(baseDbUrl), p.r1!, c, opts.runSeconds, p.protocol), { postgres: pgPid }) : undefined;
       const r2 = p.r2 ? await measure(() => runPgbench(target(baseDbUrl), p.r2!, c, opts.runSeconds, p.protocol), { postgres: pgPid }) : undefined;
       let r4: Measurement | undefined;
@@ -503,6 +582,7 @@ async function main() {
     results.push(entry);
   }
 
+  await statsSql.end();
   await stopChild(pass);
   await minter?.close();
   const peakRss = api.child.pid ? peakRssMb(api.child.pid) : undefined;
@@ -561,6 +641,7 @@ async function main() {
     families: results,
     growth,
     explains,
+    previous,
   };
   await mkdir(path.dirname(opts.out), { recursive: true });
   await writeFile(`${opts.out}.json`, `${JSON.stringify(output, null, 2)}\n`);

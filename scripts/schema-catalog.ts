@@ -82,7 +82,41 @@ export async function diffDatabases(fromUrl: string, toUrl: string): Promise<str
     { maxBuffer: 64 * 1024 * 1024 },
   );
   const comments = await commentChanges(fromUrl, toUrl);
-  return [stdout.trim(), comments.join('\n')].filter((part) => part !== '').join('\n\n');
+  const unchanged = await identicalIndexes(fromUrl, toUrl);
+  const statements = stdout
+    .trim()
+    .split(/\n\n+/)
+    .filter((statement) => !unchanged.has(statement.trim()));
+  return [statements.join('\n\n'), comments.join('\n')].filter((part) => part !== '').join('\n\n');
+}
+
+/**
+ * migra (schemainspect) compares an index's collations by OID (pg_index.indcollation), and a
+ * collation the schema creates (app.alphabetical) has another OID in every database, so it drops
+ * and recreates every index sorted in one although nothing changed. An index whose definition
+ * reads the same in both databases is the same index: the drop and create statements migra
+ * writes for it are left out. (The catalog comparison checks index definitions by text too.)
+ */
+async function identicalIndexes(fromUrl: string, toUrl: string): Promise<Set<string>> {
+  const definitions = async (url: string) => {
+    const sql = postgres(url, { max: 1, onnotice: () => undefined });
+    try {
+      const rows = await sql<{ schema: string; name: string; definition: string }[]>`
+        select schemaname as schema, indexname as name, indexdef as definition
+        from pg_catalog.pg_indexes where schemaname = any(${PROJECT_SCHEMAS})`;
+      return new Map(rows.map((row) => [`${row.schema}.${row.name}`, row]));
+    } finally {
+      await sql.end();
+    }
+  };
+  const [from, to] = await Promise.all([definitions(fromUrl), definitions(toUrl)]);
+  const unchanged = new Set<string>();
+  for (const [key, index] of from) {
+    if (to.get(key)?.definition !== index.definition) continue;
+    unchanged.add(`drop index if exists "${index.schema}"."${index.name}";`);
+    unchanged.add(`${index.definition};`);
+  }
+  return unchanged;
 }
 
 interface CommentRow {

@@ -21,6 +21,18 @@ const trueUnlessFalse = z
 const integer = (fallback: number, min: number, max: number) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
 
+/**
+ * How long after its access token expires a session may still be refreshed when
+ * SESSION_IDLE_TIMEOUT_S is not set: a client refreshing "at expiry" over a slow network or
+ * with a clock a little behind is not signed out. Short, because the spec's state table ends
+ * the session when the access token expires (clients refresh ahead of expiry).
+ */
+export const SESSION_IDLE_CLOCK_SKEW_S = 10;
+
+/** The inactivity limit: as configured, else the access-token lifetime plus the clock skew. */
+const idleTimeout = (env: { SESSION_IDLE_TIMEOUT_S?: number; ACCESS_TOKEN_TTL_S: number }) =>
+  env.SESSION_IDLE_TIMEOUT_S ?? env.ACCESS_TOKEN_TTL_S + SESSION_IDLE_CLOCK_SKEW_S;
+
 const optionalText = z
   .string()
   .optional()
@@ -69,7 +81,9 @@ export const configSchema = z
     AUTH_ALLOWED_REDIRECT_ORIGINS: z.string().default('http://localhost:3000'),
     AUTH_DEFAULT_REDIRECT_URL: z.url({ protocol: /^https?$/ }).default('http://localhost:3000/'),
     ACCESS_TOKEN_TTL_S: integer(3600, 30, 86_400),
-    SESSION_IDLE_TIMEOUT_S: integer(7 * 86_400, 60, 365 * 86_400),
+    // Default: ACCESS_TOKEN_TTL_S + SESSION_IDLE_CLOCK_SKEW_S (filled in below), the spec's state
+    // table: a session whose access token expired without a refresh is ended by the cleanup.
+    SESSION_IDLE_TIMEOUT_S: z.coerce.number().int().min(60).max(365 * 86_400).optional(),
     SESSION_MAX_LIFETIME_S: integer(30 * 86_400, 60, 365 * 86_400),
     REFRESH_REUSE_GRACE_S: integer(10, 0, 300),
     OAUTH_ATTEMPT_TTL_S: integer(600, 30, 3600),
@@ -123,10 +137,10 @@ export const configSchema = z
         ctx.addIssue({ code: 'custom', path: ['AUTH_ALLOWED_REDIRECT_ORIGINS'], message: `must list origins like https://app.example.com (got ${origin})` });
       }
     }
-    if (env.SESSION_IDLE_TIMEOUT_S < env.ACCESS_TOKEN_TTL_S) {
+    if (env.SESSION_IDLE_TIMEOUT_S !== undefined && env.SESSION_IDLE_TIMEOUT_S < env.ACCESS_TOKEN_TTL_S) {
       ctx.addIssue({ code: 'custom', path: ['SESSION_IDLE_TIMEOUT_S'], message: 'must be at least ACCESS_TOKEN_TTL_S (activity is recorded at refresh)' });
     }
-    if (env.SESSION_IDLE_TIMEOUT_S > env.SESSION_MAX_LIFETIME_S) {
+    if (idleTimeout(env) > env.SESSION_MAX_LIFETIME_S) {
       ctx.addIssue({ code: 'custom', path: ['SESSION_IDLE_TIMEOUT_S'], message: 'must not exceed SESSION_MAX_LIFETIME_S' });
     }
     if (env.JWT_SIGNING_KEY) {
@@ -139,7 +153,8 @@ export const configSchema = z
     if (env.NODE_ENV === 'production' && !env.SUPABASE_JWT_SECRET && !env.JWT_JWKS_URL && !env.JWT_SIGNING_KEY) {
       ctx.addIssue({ code: 'custom', path: ['SUPABASE_JWT_SECRET'], message: 'or JWT_JWKS_URL (or JWT_SIGNING_KEY) is required when NODE_ENV=production' });
     }
-  });
+  })
+  .transform((env) => ({ ...env, SESSION_IDLE_TIMEOUT_S: idleTimeout(env) }));
 
 export type Config = z.infer<typeof configSchema>;
 

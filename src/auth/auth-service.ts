@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import { ApiError, unauthorized, validationError } from '../http/api-error.js';
 import { createAccessTokenSigner } from './access-tokens.js';
 import { parseSigningKey, publicJwks } from './signing-key.js';
-import { randomSecret, sha256Hex } from './crypto.js';
+import { openWith, randomSecret, sealFor, sha256Hex } from './crypto.js';
 import { createProviders, OAuthFailure, PROVIDERS, type OAuthProvider, type ProviderName } from './providers.js';
 import { parseOrigins, resolveRedirect, type RedirectPolicy } from './redirect.js';
 import type { SessionGrant, SessionStore, SignInResult } from './session-store.js';
@@ -150,21 +150,37 @@ export function createAuthService(config: Config, store: SessionStore, providers
       };
     },
 
+    /**
+     * Rotates a refresh token. Each token has exactly one successor set: a retry of the same
+     * token inside REFRESH_REUSE_GRACE_S (a lost response, another tab) receives that set again,
+     * as Supabase Auth's reuse interval does; later, a used token is reuse and ends the session.
+     * The set is stored sealed with a key derived from the old refresh token, which the
+     * database never holds, so only a caller presenting that token can read it.
+     */
     async refresh(refreshToken: string): Promise<TokenSet> {
       const newRefreshToken = randomSecret(32);
+      const refreshHash = sha256Hex(refreshToken);
       let tokens: TokenSet | undefined;
       const result = await store.refresh(
         {
-          refreshHash: sha256Hex(refreshToken),
+          refreshHash,
           newRefreshHash: sha256Hex(newRefreshToken),
           graceSeconds: config.REFRESH_REUSE_GRACE_S,
           accessTtlSeconds: config.ACCESS_TOKEN_TTL_S,
         },
         async (grant) => {
           tokens = await issue(grant, newRefreshToken);
-          return { accessHash: sha256Hex(tokens.access_token) };
+          const sealedSuccessor = config.REFRESH_REUSE_GRACE_S > 0 ? sealFor(refreshToken, JSON.stringify(tokens), refreshHash) : undefined;
+          return { accessHash: sha256Hex(tokens.access_token), sealedSuccessor };
         },
       );
+      if (result.status === 'replay') {
+        const opened = openWith(refreshToken, result.sealed, refreshHash);
+        if (opened === undefined) throw unauthorized('The refresh token is not valid; sign in again', { reason: 'refresh_token_invalid' });
+        const successor = JSON.parse(opened) as TokenSet;
+        // The same set, with expires_in counted from now.
+        return { ...successor, expires_in: Math.max(0, Math.floor((Date.parse(successor.expires_at) - Date.now()) / 1000)) };
+      }
       if (result.status !== 'ok') {
         const messages = {
           invalid: 'The refresh token is not valid; sign in again',
@@ -176,8 +192,13 @@ export function createAuthService(config: Config, store: SessionStore, providers
       return tokens!;
     },
 
-    async logout(sessionId: string, userId: string) {
-      await store.endSession(sessionId, userId);
+    /**
+     * Signs out the token whose verified claims these are: its session here ends, or (a token
+     * without one: another issuer's, or none named) the token is recorded and refused until it
+     * expires. 28000 (refused as 401) when it was already signed out.
+     */
+    async logout(claims: string) {
+      await store.signOut(claims);
     },
 
     signIn,

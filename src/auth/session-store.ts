@@ -10,7 +10,8 @@ import type { SessionClaims } from './access-tokens.js';
  * functions live in `private` (never exposed, not executable by request roles) and run as the
  * API's login role. Keeping every such call here makes that privileged surface one file (the
  * only other caller of `private` is src/db/rate-limit-store.ts, for the shared counters).
- * Raw tokens never pass through here: only their SHA-256 hashes.
+ * Raw tokens never pass through here: only their SHA-256 hashes, and a rotated token's successor
+ * set sealed with a key derived from the old token (auth-service.ts).
  */
 export interface SignInInput {
   provider: string;
@@ -37,7 +38,11 @@ export interface SignInResult extends SessionGrant {
   is_new_user: boolean;
 }
 
-export type RefreshResult = ({ status: 'ok' } & SessionGrant) | { status: 'invalid' | 'expired' | 'revoked'; reason?: string };
+export type RefreshResult =
+  | ({ status: 'ok' } & SessionGrant)
+  /** A retry inside the grace window: the successor set already issued, sealed for the old token's holder. */
+  | { status: 'replay'; session_id: string; sealed: string }
+  | { status: 'invalid' | 'expired' | 'revoked'; reason?: string };
 
 export interface OAuthAttempt {
   provider: string;
@@ -51,9 +56,13 @@ export interface SessionStore {
   consumeOAuthAttempt(stateHash: string, browserHash: string | null): Promise<OAuthAttempt>;
   /** One transaction: profile + session + refresh hash + event, then `sign` and the access hash. */
   signIn(input: SignInInput, sign: (grant: SessionGrant) => Promise<{ accessHash: string }>): Promise<SignInResult>;
-  /** One transaction: rotation, then `sign` and the access hash; failures commit (revocation). */
-  refresh(input: { refreshHash: string; newRefreshHash: string; graceSeconds: number; accessTtlSeconds: number }, sign: (grant: SessionGrant) => Promise<{ accessHash: string }>): Promise<RefreshResult>;
-  endSession(sessionId: string, userId: string): Promise<void>;
+  /**
+   * One transaction: rotation, then `sign`, the access hash and the sealed successor set (kept for
+   * retries inside the grace window); failures commit (revocation).
+   */
+  refresh(input: { refreshHash: string; newRefreshHash: string; graceSeconds: number; accessTtlSeconds: number }, sign: (grant: SessionGrant) => Promise<{ accessHash: string; sealedSuccessor?: string }>): Promise<RefreshResult>;
+  /** Logout for any accepted token (its verified claims JSON): ends its session, or records it. */
+  signOut(claims: string): Promise<void>;
   cleanup(): Promise<{ sessions_deactivated: number; oauth_attempts_deleted: number }>;
   setUserAccess(userId: string, userRole: string | null, plan: string | null): Promise<void>;
   /** Resolves when the database answers and the sign-in functions are there for this login role. */
@@ -91,14 +100,15 @@ export function createSessionStore(pool: DatabasePool): SessionStore {
             const [row] = await tx<{ result: RefreshResult }[]>`
               select private.refresh_session(${input.refreshHash}, ${input.newRefreshHash}, ${input.graceSeconds}, ${input.accessTtlSeconds}) as result`;
             if (row.result.status !== 'ok') return row.result;
-            const { accessHash } = await sign(row.result);
+            const { accessHash, sealedSuccessor } = await sign(row.result);
             await tx`select private.record_access_token(${row.result.session_id}, ${accessHash})`;
+            if (sealedSuccessor) await tx`select private.seal_refresh_successor(${input.refreshHash}, ${sealedSuccessor})`;
             return row.result;
           }) as Promise<RefreshResult>,
       );
     },
-    async endSession(sessionId, userId) {
-      await pool.run((sql) => sql`select private.end_session(${sessionId}, ${userId})`);
+    async signOut(claims) {
+      await pool.run((sql) => sql`select private.sign_out(${claims}::text::jsonb)`);
     },
     async cleanup() {
       const [row] = await pool.run((sql) => sql<{ result: { sessions_deactivated: number; oauth_attempts_deleted: number } }[]>`select private.cleanup_sessions() as result`);
@@ -111,7 +121,7 @@ export function createSessionStore(pool: DatabasePool): SessionStore {
       // Raises (42883) when a function is missing; false when the login role may not run it.
       const [row] = await pool.run((sql) => sql<{ ready: boolean }[]>`
         select pg_catalog.has_function_privilege('private.refresh_session(text, text, integer, integer)', 'execute')
-           and pg_catalog.has_function_privilege('private.end_session(uuid, uuid)', 'execute') as ready`);
+           and pg_catalog.has_function_privilege('private.sign_out(jsonb)', 'execute') as ready`);
       if (!row?.ready) throw new Error('the sign-in functions are not executable by the API login role');
     },
   };

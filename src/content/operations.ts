@@ -119,6 +119,7 @@ const CONTENT_TABLES = [
   // Kept by triggers while an import writes (search, journeys, graph): rewritten several times
   // per import, so they carry the most dead rows and the stalest statistics afterwards.
   'search_lexeme_counts', 'search_title_postings', 'trail_spark_positions', 'spark_rounds', 'spark_graph_nodes',
+  'search_lexicon',
 ];
 
 /**

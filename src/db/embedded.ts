@@ -82,6 +82,9 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     password,
     persistent: true,
     createPostgresUser: runningAsRoot,
+    // UTF8 even when started without a locale (initdb would pick SQL_ASCII): the ICU collation
+    // of alphabetical titles (app.alphabetical) needs it. Only a new data directory is affected.
+    initdbFlags: ['--encoding=UTF8'],
     // Loopback TCP only: no unix socket directory to create, nothing listening outside.
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
     onLog: (message: unknown) => log(String(message).trimEnd()),

@@ -116,7 +116,7 @@ $$;
 
 -- ==== supabase/schemas/02-metadata.sql ====
 
--- Schemas and the metadata enumerations.
+-- Schemas, the alphabetical collation and the metadata enumerations.
 --
 --   app      tables; never exposed. Request roles reach rows only through RLS.
 --   private  security-definer helpers and the dispatcher; never exposed.
@@ -132,6 +132,27 @@ grant usage on schema api to anon, authenticated, service_role;
 -- row-level security decides which rows.
 grant usage on schema app to anon, authenticated;
 grant usage on schema private to anon, authenticated;
+
+-- The spec's "sorted alphabetically" is a reader's alphabet, not byte order: case-insensitive
+-- ("How Transformers Work" before "HTTP Fundamentals", "apis" among the A's) and accent-aware
+-- ("Éclairs" among the E's). ICU's root locale gives exactly that (case and accents only break
+-- ties), and it exists wherever PostgreSQL is built with ICU (15 and 18, Supabase included); a
+-- named collation keeps the choice in one place. Deterministic (the default), so equality,
+-- LIKE and btree indexes behave as with any collation. Every title and name ordering (content
+-- indexes, discovery, domains, graph) uses it, so it is created before the tables.
+-- ICU needs a server encoding it supports (UTF8 everywhere Supabase runs; not SQL_ASCII, which
+-- initdb picks when it runs without a locale) and a build with ICU. Without them the name still
+-- exists, as byte order, so every function works and the warning says what is missing.
+do $$
+begin
+  create collation app.alphabetical (provider = icu, locale = 'und');
+exception when feature_not_supported or invalid_parameter_value or undefined_object then
+  create collation app.alphabetical from "C";
+  raise warning 'app.alphabetical falls back to byte order: % (create the database with encoding UTF8 for case-insensitive, accent-aware titles)', sqlerrm;
+end
+$$;
+comment on collation app.alphabetical is
+  'Alphabetical order of titles and names (ICU root locale): case-insensitive, accent-aware; case and accents only break ties.';
 
 -- The metadata enumerations: the single definition of difficulty levels, journey statuses and
 -- learning verbs, referenced by foreign keys. Their rows are data: a schema diff does not carry
@@ -338,7 +359,8 @@ grant select on app.domains to anon, authenticated;
 
 create index domains_category on app.domains (snapshot_id, category_id);
 
-create index domains_name on app.domains (snapshot_id, name, id);
+-- In the order the lists use (an index serves an ORDER BY only in its own collation).
+create index domains_name on app.domains (snapshot_id, name collate app.alphabetical, id);
 
 create table app.trails (
   snapshot_id uuid not null references app.snapshots (id) on delete cascade,
@@ -363,7 +385,7 @@ grant select on app.trails to anon, authenticated;
 
 create index trails_domain on app.trails (snapshot_id, domain_id, order_index);
 
-create index trails_title on app.trails (snapshot_id, title, id);
+create index trails_title on app.trails (snapshot_id, title collate app.alphabetical, id);
 
 create table app.concepts (
   snapshot_id uuid not null references app.snapshots (id) on delete cascade,
@@ -387,7 +409,7 @@ grant select on app.concepts to anon, authenticated;
 
 create index concepts_trail on app.concepts (snapshot_id, trail_id, order_index);
 
-create index concepts_title on app.concepts (snapshot_id, title, id);
+create index concepts_title on app.concepts (snapshot_id, title collate app.alphabetical, id);
 
 create table app.sparks (
   snapshot_id uuid not null references app.snapshots (id) on delete cascade,
@@ -408,7 +430,7 @@ create policy "anyone reads sparks" on app.sparks
   using (true);
 grant select on app.sparks to anon, authenticated;
 
-create index sparks_title on app.sparks (snapshot_id, title, id);
+create index sparks_title on app.sparks (snapshot_id, title collate app.alphabetical, id);
 
 -- A spark may appear in several concepts; its position inside a concept is order_index.
 create table app.concept_sparks (
@@ -1719,14 +1741,15 @@ comment on function private.import_staged_content(text,text,text,boolean) is
 
 -- Discovery: the public catalog reads (domains, trails, concepts, sparks, /all, facets, browse).
 
--- Published domains in name order (domain lists, /all, browse, related fallback).
-create index discovery_domains_published_name on app.domains (snapshot_id, name, id) where is_published;
+-- Published domains in name order (domain lists, /all, browse, related fallback). Titles and
+-- names sort in app.alphabetical everywhere, and an index serves only its own collation.
+create index discovery_domains_published_name on app.domains (snapshot_id, name collate app.alphabetical, id) where is_published;
 
 -- Trails filtered by difficulty in title order (/discovery/trails, /discovery/all).
-create index discovery_trails_difficulty_title on app.trails (snapshot_id, difficulty_level, title, id);
+create index discovery_trails_difficulty_title on app.trails (snapshot_id, difficulty_level, title collate app.alphabetical, id);
 
 -- Sparks filtered by difficulty in title order (/discovery/sparks).
-create index discovery_sparks_difficulty_title on app.sparks (snapshot_id, difficulty, title, id);
+create index discovery_sparks_difficulty_title on app.sparks (snapshot_id, difficulty, title collate app.alphabetical, id);
 
 -- Index-only minutes lookup for the spark sums.
 create index discovery_sparks_minutes on app.sparks (snapshot_id, id) include (estimated_mins);
@@ -1893,7 +1916,7 @@ begin
       cross join lateral (
         select x.id from app.concepts x
         where x.snapshot_id = p.snapshot_id and x.trail_id = p.id
-        order by x.order_index, x.title, x.id
+        order by x.order_index, x.title collate app.alphabetical, x.id
         limit trail_items.concept_limit) c);
   end if;
   with preview_figures as materialized (
@@ -1910,11 +1933,11 @@ begin
                 select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
                          'id', c.id, 'slug', c.slug, 'title', c.title,
                          'estimated_mins', coalesce(pf.estimated_mins, 0))
-                       order by c.order_index, c.title, c.id), '[]'::jsonb)
+                       order by c.order_index, c.title collate app.alphabetical, c.id), '[]'::jsonb)
                 from (
                   select x.id, x.slug, x.title, x.order_index from app.concepts x
                   where x.snapshot_id = p.snapshot_id and x.trail_id = p.id
-                  order by x.order_index, x.title, x.id
+                  order by x.order_index, x.title collate app.alphabetical, x.id
                   limit trail_items.concept_limit
                 ) c
                 left join preview_figures pf on pf.snapshot_id = p.snapshot_id and pf.concept_id = c.id)) end
@@ -2103,12 +2126,12 @@ begin
   select pg_catalog.count(*) into total from app.domains d
   where (sid is null or d.snapshot_id = sid) and d.is_published;
 
-  select private.domain_items(pg_catalog.array_agg(page.d order by (page.d).name, (page.d).id), list_discovery_domains.trail_limit)
+  select private.domain_items(pg_catalog.array_agg(page.d order by (page.d).name collate app.alphabetical, (page.d).id), list_discovery_domains.trail_limit)
   into items
   from (
     select d from app.domains d
     where (sid is null or d.snapshot_id = sid) and d.is_published
-    order by d.name, d.id
+    order by d.name collate app.alphabetical, d.id
     limit list_discovery_domains.per_page
     offset (list_discovery_domains.page - 1)::bigint * list_discovery_domains.per_page
   ) page;
@@ -2156,14 +2179,14 @@ begin
     and (did is null or t.domain_id = did)
     and (list_discovery_trails.difficulty is null or t.difficulty_level = list_discovery_trails.difficulty);
 
-  select private.trail_items(pg_catalog.array_agg(page.t order by (page.t).title, (page.t).id), list_discovery_trails.concept_limit)
+  select private.trail_items(pg_catalog.array_agg(page.t order by (page.t).title collate app.alphabetical, (page.t).id), list_discovery_trails.concept_limit)
   into items
   from (
     select t from app.trails t
     where (sid is null or t.snapshot_id = sid)
       and (did is null or t.domain_id = did)
       and (list_discovery_trails.difficulty is null or t.difficulty_level = list_discovery_trails.difficulty)
-    order by t.title, t.id
+    order by t.title collate app.alphabetical, t.id
     limit list_discovery_trails.per_page
     offset (list_discovery_trails.page - 1)::bigint * list_discovery_trails.per_page
   ) page;
@@ -2205,12 +2228,12 @@ begin
 
   if list_discovery_concepts.trail is null then
     select pg_catalog.count(*) into total from app.concepts c where (sid is null or c.snapshot_id = sid);
-    select private.concept_items(pg_catalog.array_agg(page.c order by (page.c).title, (page.c).id), list_discovery_concepts.spark_limit)
+    select private.concept_items(pg_catalog.array_agg(page.c order by (page.c).title collate app.alphabetical, (page.c).id), list_discovery_concepts.spark_limit)
     into items
     from (
       select c from app.concepts c
       where (sid is null or c.snapshot_id = sid)
-      order by c.title, c.id
+      order by c.title collate app.alphabetical, c.id
       limit list_discovery_concepts.per_page offset skip
     ) page;
   else
@@ -2218,13 +2241,13 @@ begin
     select pg_catalog.count(*) into total from app.concepts c
     where (sid is null or c.snapshot_id = sid) and c.trail_id = tid;
     select private.concept_items(
-             pg_catalog.array_agg(page.c order by (page.c).order_index, (page.c).title, (page.c).id),
+             pg_catalog.array_agg(page.c order by (page.c).order_index, (page.c).title collate app.alphabetical, (page.c).id),
              list_discovery_concepts.spark_limit)
     into items
     from (
       select c from app.concepts c
       where (sid is null or c.snapshot_id = sid) and c.trail_id = tid
-      order by c.order_index, c.title, c.id
+      order by c.order_index, c.title collate app.alphabetical, c.id
       limit list_discovery_concepts.per_page offset skip
     ) page;
   end if;
@@ -2269,13 +2292,13 @@ begin
       and (list_discovery_sparks.difficulty is null or s.difficulty = list_discovery_sparks.difficulty);
     select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
         'id', s.id, 'slug', s.slug, 'title', s.title, 'summary', s.summary,
-        'difficulty', s.difficulty, 'estimated_mins', s.estimated_mins) order by s.title, s.id)
+        'difficulty', s.difficulty, 'estimated_mins', s.estimated_mins) order by s.title collate app.alphabetical, s.id)
     into items
     from (
       select s.* from app.sparks s
       where (sid is null or s.snapshot_id = sid)
         and (list_discovery_sparks.difficulty is null or s.difficulty = list_discovery_sparks.difficulty)
-      order by s.title, s.id
+      order by s.title collate app.alphabetical, s.id
       limit list_discovery_sparks.per_page offset skip
     ) s;
   else
@@ -2287,7 +2310,7 @@ begin
       and (list_discovery_sparks.difficulty is null or s.difficulty = list_discovery_sparks.difficulty);
     select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
         'id', x.id, 'slug', x.slug, 'title', x.title, 'summary', x.summary,
-        'difficulty', x.difficulty, 'estimated_mins', x.estimated_mins) order by x.order_index, x.title, x.id)
+        'difficulty', x.difficulty, 'estimated_mins', x.estimated_mins) order by x.order_index, x.title collate app.alphabetical, x.id)
     into items
     from (
       select s.*, cs.order_index
@@ -2295,7 +2318,7 @@ begin
       join app.sparks s on s.snapshot_id = cs.snapshot_id and s.id = cs.spark_id
       where (sid is null or cs.snapshot_id = sid) and cs.concept_id = cid
         and (list_discovery_sparks.difficulty is null or s.difficulty = list_discovery_sparks.difficulty)
-      order by cs.order_index, s.title, s.id
+      order by cs.order_index, s.title collate app.alphabetical, s.id
       limit list_discovery_sparks.per_page offset skip
     ) x;
   end if;
@@ -2400,11 +2423,11 @@ begin
   sid := private.resolve_snapshot_id(list_domains.snapshot_id);
   select pg_catalog.count(*) into total from app.domains d
   where (sid is null or d.snapshot_id = sid) and d.is_published;
-  select pg_catalog.jsonb_agg(private.domain_summary(d) order by d.name, d.id) into items
+  select pg_catalog.jsonb_agg(private.domain_summary(d) order by d.name collate app.alphabetical, d.id) into items
   from (
     select d.* from app.domains d
     where (sid is null or d.snapshot_id = sid) and d.is_published
-    order by d.name, d.id
+    order by d.name collate app.alphabetical, d.id
     limit list_domains.per_page offset (list_domains.page - 1)::bigint * list_domains.per_page
   ) d;
   return pg_catalog.jsonb_build_object(
@@ -2469,11 +2492,11 @@ begin
     where r.snapshot_id = d.snapshot_id and r.category_id = d.category_id and r.id <> d.id and r.is_published;
   end if;
   if total > 0 then
-    select pg_catalog.jsonb_agg(private.domain_summary(r) order by r.name, r.id) into items
+    select pg_catalog.jsonb_agg(private.domain_summary(r) order by r.name collate app.alphabetical, r.id) into items
     from (
       select r.* from app.domains r
       where r.snapshot_id = d.snapshot_id and r.category_id = d.category_id and r.id <> d.id and r.is_published
-      order by r.name, r.id
+      order by r.name collate app.alphabetical, r.id
       limit list_related_domains.related_limit
     ) r;
   else
@@ -2556,7 +2579,7 @@ begin
       cross join lateral (
         select x.id from app.trails x
         where x.snapshot_id = p.snapshot_id and x.domain_id = p.id
-        order by x.order_index, x.title, x.id
+        order by x.order_index, x.title collate app.alphabetical, x.id
         limit domain_items.trail_limit) t);
   end if;
   with figures as materialized (
@@ -2576,11 +2599,11 @@ begin
                 select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
                          'id', t.id, 'slug', t.slug, 'title', t.title,
                          'estimated_mins', coalesce(pf.estimated_mins, 0))
-                       order by t.order_index, t.title, t.id), '[]'::jsonb)
+                       order by t.order_index, t.title collate app.alphabetical, t.id), '[]'::jsonb)
                 from (
                   select x.id, x.slug, x.title, x.order_index from app.trails x
                   where x.snapshot_id = p.snapshot_id and x.domain_id = p.id
-                  order by x.order_index, x.title, x.id
+                  order by x.order_index, x.title collate app.alphabetical, x.id
                   limit domain_items.trail_limit
                 ) t
                 left join preview_figures pf on pf.snapshot_id = p.snapshot_id and pf.trail_id = t.id)) end
@@ -2641,12 +2664,12 @@ begin
   page_ids := array(
     select t.id from app.trails t
     where t.snapshot_id = d.snapshot_id and t.domain_id = d.id
-    order by t.order_index, t.title, t.id
+    order by t.order_index, t.title collate app.alphabetical, t.id
     limit get_domain_trails.trail_limit
     offset (get_domain_trails.page - 1)::bigint * get_domain_trails.trail_limit);
   select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
       'id', t.id, 'title', t.title, 'slug', t.slug, 'estimated_mins', coalesce(f.estimated_mins, 0))
-    order by t.order_index, t.title, t.id)
+    order by t.order_index, t.title collate app.alphabetical, t.id)
   into items
   from app.trails t
   left join private.trail_figures(array[d.snapshot_id], page_ids) f on f.trail_id = t.id
@@ -2768,21 +2791,21 @@ begin
   if through_page[1] > before_page[1] then
     select (select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('type', 'DOMAIN') || i order by n)
             from pg_catalog.jsonb_array_elements(
-              private.domain_items(pg_catalog.array_agg(page.d order by (page.d).name, (page.d).id), null)) with ordinality as e(i, n))
+              private.domain_items(pg_catalog.array_agg(page.d order by (page.d).name collate app.alphabetical, (page.d).id), null)) with ordinality as e(i, n))
     into domain_part
     from (
       select d from app.domains d
       where (sid is null or d.snapshot_id = sid) and d.is_published
         and (did is null or d.id = did)
         and (pattern is null or d.name ilike pattern)
-      order by d.name, d.id
+      order by d.name collate app.alphabetical, d.id
       limit through_page[1] - before_page[1] offset before_page[1]
     ) page;
   end if;
   if through_page[2] > before_page[2] then
     select (select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('type', 'TRAIL') || i order by n)
             from pg_catalog.jsonb_array_elements(
-              private.trail_items(pg_catalog.array_agg(page.t order by (page.t).title, (page.t).id), nested))
+              private.trail_items(pg_catalog.array_agg(page.t order by (page.t).title collate app.alphabetical, (page.t).id), nested))
               with ordinality as e(i, n))
     into trail_part
     from (
@@ -2791,14 +2814,14 @@ begin
         and (did is null or t.domain_id = did)
         and (list_discovery_items.difficulty is null or t.difficulty_level = list_discovery_items.difficulty)
         and (pattern is null or t.title ilike pattern)
-      order by t.title, t.id
+      order by t.title collate app.alphabetical, t.id
       limit through_page[2] - before_page[2] offset before_page[2]
     ) page;
   end if;
   if through_page[3] > before_page[3] then
     select (select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('type', 'CONCEPT') || i order by n)
             from pg_catalog.jsonb_array_elements(
-              private.concept_items(pg_catalog.array_agg(page.c order by (page.c).title, (page.c).id), nested))
+              private.concept_items(pg_catalog.array_agg(page.c order by (page.c).title collate app.alphabetical, (page.c).id), nested))
               with ordinality as e(i, n))
     into concept_part
     from (
@@ -2808,7 +2831,7 @@ begin
         and (did is null or exists (select 1 from app.trails t
                                     where t.snapshot_id = c.snapshot_id and t.id = c.trail_id and t.domain_id = did))
         and (pattern is null or c.title ilike pattern)
-      order by c.title, c.id
+      order by c.title collate app.alphabetical, c.id
       limit through_page[3] - before_page[3] offset before_page[3]
     ) page;
   end if;
@@ -2901,11 +2924,11 @@ begin
   )
   select pg_catalog.jsonb_build_object(
     'domains', (select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
-                  'slug', d.slug, 'name', d.name, 'count', pd.n) order by d.name, d.slug), '[]'::jsonb)
+                  'slug', d.slug, 'name', d.name, 'count', pd.n) order by d.name collate app.alphabetical, d.slug), '[]'::jsonb)
                 from per_domain pd join app.domains d on d.snapshot_id = pd.snapshot_id and d.id = pd.domain_id
                 where d.is_published),
     'tracks', (select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
-                  'slug', t.slug, 'name', t.title, 'count', pt.n) order by t.title, t.slug), '[]'::jsonb)
+                  'slug', t.slug, 'name', t.title, 'count', pt.n) order by t.title collate app.alphabetical, t.slug), '[]'::jsonb)
                from per_trail pt join app.trails t on t.snapshot_id = pt.snapshot_id and t.id = pt.trail_id),
     'difficulties', (select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
                         'level', l.value,
@@ -2968,7 +2991,7 @@ begin
       select 1 from app.trails t where t.snapshot_id = d.snapshot_id and t.domain_id = d.id
         and t.difficulty_level = browse_catalog.difficulty));
 
-  select pg_catalog.array_agg(page.d order by (page.d).name, (page.d).id) into page_domains
+  select pg_catalog.array_agg(page.d order by (page.d).name collate app.alphabetical, (page.d).id) into page_domains
   from (
     select d from app.domains d
     where (sid is null or d.snapshot_id = sid) and d.is_published
@@ -2976,7 +2999,7 @@ begin
       and (browse_catalog.difficulty is null or exists (
         select 1 from app.trails t where t.snapshot_id = d.snapshot_id and t.domain_id = d.id
           and t.difficulty_level = browse_catalog.difficulty))
-    order by d.name, d.id
+    order by d.name collate app.alphabetical, d.id
     limit browse_catalog.per_page
     offset (browse_catalog.page - 1)::bigint * browse_catalog.per_page
   ) page;
@@ -2987,14 +3010,14 @@ begin
       select x from app.trails x
       where x.snapshot_id = p.snapshot_id and x.domain_id = p.id
         and (browse_catalog.difficulty is null or x.difficulty_level = browse_catalog.difficulty)
-      order by x.order_index, x.title, x.id
+      order by x.order_index, x.title collate app.alphabetical, x.id
       limit browse_catalog.trail_limit) t);
   page_concepts := array(
     select c.x from pg_catalog.unnest(page_trails) p
     cross join lateral (
       select x from app.concepts x
       where x.snapshot_id = p.snapshot_id and x.trail_id = p.id
-      order by x.order_index, x.title, x.id
+      order by x.order_index, x.title collate app.alphabetical, x.id
       limit browse_catalog.concept_limit) c);
 
   -- The three item lists come back in the order of their arrays; ordinality ties them together.
@@ -3041,8 +3064,9 @@ grant execute on function api.browse_catalog(integer,integer,text,text,integer,i
 
 -- ==== supabase/schemas/06-search.sql ====
 
--- Search: full-text search with a trigram fallback, autocomplete, and the figures that answer a
--- one-lexeme query without visiting every match.
+-- Search: full-text search with a trigram fallback, autocomplete, the figures that answer a
+-- one-lexeme query without visiting every match, and typo correction against a per-snapshot
+-- lexicon.
 
 create index sparks_search on app.sparks using gin (search_vector);
 
@@ -3214,17 +3238,15 @@ comment on function private.suggest_title_prefixes(uuid,text,integer) is
   'Autocomplete tier 0: titles starting with a LIKE-escaped pattern, at most `wanted` per content type, via the (snapshot_id, search_title collate C) indexes.';
 grant execute on function private.suggest_title_prefixes(uuid,text,integer) to anon, authenticated;
 
--- api.list_search_suggestions
--- Purpose: autocomplete: titles (domain names) matching what the user has typed so far.
--- Params:  q (2..100 characters after trimming), limit_count (1..20, default 5), snapshot_id.
--- Returns: {suggestions: [{text, type}]}, best first, each {text, type} once:
---          tier 0, titles starting with q (in alphabetical order of the normalised title);
---          tier 1, titles with a later word starting with q; tier 2 (q of 4+ characters),
---          typo-tolerant trigram matches (word similarity >= 0.5). Tiers 1 and 2 are ordered by
---          similarity, shorter text, text, type, and are only computed when the earlier tiers
---          leave room, so a common prefix costs an index walk of `limit` rows.
--- Errors:  22023 q shorter than 2 characters or limit_count out of range; P0002 unknown snapshot_id.
-create or replace function api.list_search_suggestions(q text, limit_count integer default 5, snapshot_id uuid default null::uuid)
+-- private.suggest_title_words
+-- Purpose: autocomplete tiers after the title prefixes: titles whose normalised text does not
+--          start with `normalized` but has a later word starting with it (tier 1), or, with
+--          `trigram`, titles pg_trgm word similarity (>= 0.5) supports (tier 2: q of 4+
+--          characters). Suggestions already in `taken` ([{text,type}]) are left out.
+-- Params:  snapshot (null: every snapshot), normalized (trimmed), wanted, taken, trigram.
+-- Returns: jsonb array of {text, type}, best first (tier, similarity desc, shorter text, text,
+--          type), at most `wanted`.
+create or replace function private.suggest_title_words(snapshot uuid, normalized text, wanted integer, taken jsonb, trigram boolean)
 returns jsonb
 language plpgsql
 stable
@@ -3232,13 +3254,116 @@ set search_path = ''
 set "pg_trgm.word_similarity_threshold" to '0.5'
 as $$
 declare
+  pattern text := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(suggest_title_words.normalized, '\', '\\'), '%', '\%'), '_', '\_');
+  word_start text := '(^|[^[:alnum:]])' || pg_catalog.regexp_replace(suggest_title_words.normalized, '([^[:alnum:][:space:]])', '\\\1', 'g');
+  fuzzy boolean := suggest_title_words.trigram and pg_catalog.char_length(suggest_title_words.normalized) >= 4;
+  result jsonb;
+begin
+  with titles as (
+    select 'spark'::text as type, s.title as text, s.search_title as norm from app.sparks s
+     where (suggest_title_words.snapshot is null or s.snapshot_id = suggest_title_words.snapshot)
+       and (s.search_title like '%' || pattern || '%'
+            or (fuzzy and suggest_title_words.normalized operator(extensions.<%) s.search_title))
+    union all
+    select 'concept', c.title, c.search_title from app.concepts c
+     where (suggest_title_words.snapshot is null or c.snapshot_id = suggest_title_words.snapshot)
+       and (c.search_title like '%' || pattern || '%'
+            or (fuzzy and suggest_title_words.normalized operator(extensions.<%) c.search_title))
+    union all
+    select 'trail', t.title, t.search_title from app.trails t
+     where (suggest_title_words.snapshot is null or t.snapshot_id = suggest_title_words.snapshot)
+       and (t.search_title like '%' || pattern || '%'
+            or (fuzzy and suggest_title_words.normalized operator(extensions.<%) t.search_title))
+    union all
+    select 'domain', d.name, d.search_title from app.domains d
+     where (suggest_title_words.snapshot is null or d.snapshot_id = suggest_title_words.snapshot)
+       and (d.search_title like '%' || pattern || '%'
+            or (fuzzy and suggest_title_words.normalized operator(extensions.<%) d.search_title))
+  ),
+  tiered as (
+    select t.type, t.text,
+           case when t.norm ~ word_start then 1 else 2 end as tier,
+           extensions.word_similarity(suggest_title_words.normalized, t.norm) as similarity
+    from titles t
+    where not (t.norm like pattern || '%') -- tier 0
+      and not (suggest_title_words.taken @> pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('text', t.text, 'type', t.type)))
+  ),
+  -- a substring inside a word ("ql" in "sql") is neither a word prefix nor a typo unless
+  -- trigram similarity supports it
+  kept as (
+    select * from tiered t
+    where t.tier = 1 or (fuzzy and t.similarity >= 0.5)
+  ),
+  unique_suggestions as (
+    select distinct on (k.text, k.type) k.* from kept k
+    order by k.text, k.type, k.tier, k.similarity desc
+  )
+  select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('text', u.text, 'type', u.type)
+           order by u.tier, u.similarity desc, pg_catalog.char_length(u.text), u.text, u.type), '[]'::jsonb)
+  into result
+  from (
+    select * from unique_suggestions u
+    order by u.tier, u.similarity desc, pg_catalog.char_length(u.text), u.text, u.type
+    limit suggest_title_words.wanted
+  ) u;
+  return result;
+end
+$$;
+comment on function private.suggest_title_words(uuid, text, integer, jsonb, boolean) is
+  'Autocomplete tiers 1 (a later word starts with q) and, with trigram, 2 (pg_trgm word similarity >= 0.5, q of 4+ characters), leaving out the suggestions already taken.';
+grant execute on function private.suggest_title_words(uuid, text, integer, jsonb, boolean) to anon, authenticated;
+
+-- private.suggest_title_prefix_list
+-- Purpose: autocomplete tier 0 as a jsonb array: titles starting with `normalized`, in
+--          alphabetical order of the normalised title, leaving out suggestions in `taken`.
+create or replace function private.suggest_title_prefix_list(snapshot uuid, normalized text, wanted integer, taken jsonb)
+returns jsonb
+language sql
+stable
+set search_path = ''
+as $$
+  select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('text', p.text, 'type', p.type)
+                    order by p.norm collate "C", p.text, p.type), '[]'::jsonb)
+  from (
+    select x.* from private.suggest_title_prefixes(
+      suggest_title_prefix_list.snapshot,
+      pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(suggest_title_prefix_list.normalized, '\', '\\'), '%', '\%'), '_', '\_'),
+      suggest_title_prefix_list.wanted + pg_catalog.jsonb_array_length(suggest_title_prefix_list.taken)) x
+    where not (suggest_title_prefix_list.taken @> pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('text', x.text, 'type', x.type)))
+    order by x.norm collate "C", x.text, x.type
+    limit suggest_title_prefix_list.wanted
+  ) p
+$$;
+comment on function private.suggest_title_prefix_list(uuid, text, integer, jsonb) is
+  'Autocomplete tier 0 as a jsonb array of {text,type}: titles starting with the normalised text, alphabetical, leaving out suggestions already taken.';
+grant execute on function private.suggest_title_prefix_list(uuid, text, integer, jsonb) to anon, authenticated;
+
+-- api.list_search_suggestions
+-- Purpose: autocomplete: titles (domain names) matching what the user has typed so far.
+-- Params:  q (2..100 characters after trimming), limit_count (1..20, default 5), snapshot_id.
+-- Returns: {suggestions: [{text, type}][, meta: {corrected_query}]}, best first, each
+--          {text, type} once:
+--          tier 0, titles starting with q (in alphabetical order of the normalised title);
+--          tier 1, titles with a later word starting with q (similarity, shorter text, text,
+--          type); then, when a word of q matches nothing in the snapshot, tiers 0 and 1 for the
+--          typo-corrected text (private.search_correct: "tesitng" -> "testing", the last word
+--          also as a typed prefix, "tesit" -> "testing"), and meta.corrected_query names it;
+--          last, for q of 4+ characters, trigram matches (word similarity >= 0.5). Each tier is
+--          computed only when the earlier ones leave room, so a common prefix costs an index walk
+--          of `limit` rows.
+-- Errors:  22023 q shorter than 2 characters or limit_count out of range; P0002 unknown snapshot_id.
+create or replace function api.list_search_suggestions(q text, limit_count integer default 5, snapshot_id uuid default null::uuid)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
   normalized text := pg_catalog.btrim(private.search_normalize(list_search_suggestions.q));
-  pattern text;
-  word_start text;
   snapshot uuid;
-  wanted integer := list_search_suggestions.limit_count;
-  suggestions jsonb := '[]'::jsonb;
-  more jsonb;
+  corrected text;
+  suggestions jsonb;
+  from_correction jsonb := '[]'::jsonb;
 begin
   if list_search_suggestions.q is null or pg_catalog.char_length(normalized) not between 2 and 100 then
     raise exception using errcode = '22023', message = 'q must be 2 to 100 characters',
@@ -3249,79 +3374,42 @@ begin
       detail = pg_catalog.jsonb_build_object('field', 'limit')::text;
   end if;
   snapshot := private.resolve_snapshot_id(list_search_suggestions.snapshot_id);
-  pattern := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(normalized, '\', '\\'), '%', '\%'), '_', '\_');
-  word_start := '(^|[^[:alnum:]])' || pg_catalog.regexp_replace(normalized, '([^[:alnum:][:space:]])', '\\\1', 'g');
 
-  -- Tier 0: title prefixes. Each type's list holds its first `wanted` in order (one title per
-  -- type once), so the first `wanted` of the merged lists are the first overall.
-  select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('text', p.text, 'type', p.type)
-                    order by p.norm collate "C", p.text, p.type), '[]'::jsonb)
-  into suggestions
-  from (
-    select x.* from private.suggest_title_prefixes(snapshot, pattern, wanted) x
-    order by x.norm collate "C", x.text, x.type
-    limit wanted
-  ) p;
-  wanted := wanted - pg_catalog.jsonb_array_length(suggestions);
-
-  -- Tiers 1 and 2: a later word starts with q, or (4+ characters) a trigram match; only when
-  -- there is room left. Rows whose title starts with q belong to tier 0 and are excluded.
-  if wanted > 0 then
-    with titles as (
-      select 'spark'::text as type, s.title as text, s.search_title as norm from app.sparks s
-       where (snapshot is null or s.snapshot_id = snapshot)
-         and (s.search_title like '%' || pattern || '%'
-              or (pg_catalog.char_length(normalized) >= 4 and normalized operator(extensions.<%) s.search_title))
-      union all
-      select 'concept', c.title, c.search_title from app.concepts c
-       where (snapshot is null or c.snapshot_id = snapshot)
-         and (c.search_title like '%' || pattern || '%'
-              or (pg_catalog.char_length(normalized) >= 4 and normalized operator(extensions.<%) c.search_title))
-      union all
-      select 'trail', t.title, t.search_title from app.trails t
-       where (snapshot is null or t.snapshot_id = snapshot)
-         and (t.search_title like '%' || pattern || '%'
-              or (pg_catalog.char_length(normalized) >= 4 and normalized operator(extensions.<%) t.search_title))
-      union all
-      select 'domain', d.name, d.search_title from app.domains d
-       where (snapshot is null or d.snapshot_id = snapshot)
-         and (d.search_title like '%' || pattern || '%'
-              or (pg_catalog.char_length(normalized) >= 4 and normalized operator(extensions.<%) d.search_title))
-    ),
-    tiered as (
-      select t.type, t.text,
-             case when t.norm ~ word_start then 1 else 2 end as tier,
-             extensions.word_similarity(normalized, t.norm) as similarity
-      from titles t
-      where not (t.norm like pattern || '%')
-    ),
-    -- a substring inside a word ("ql" in "sql") is neither a word prefix nor a typo unless
-    -- trigram similarity supports it
-    kept as (
-      select * from tiered t
-      where t.tier = 1 or (pg_catalog.char_length(normalized) >= 4 and t.similarity >= 0.5)
-    ),
-    unique_suggestions as (
-      select distinct on (k.text, k.type) k.* from kept k
-      order by k.text, k.type, k.tier, k.similarity desc
-    )
-    select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('text', u.text, 'type', u.type)
-             order by u.tier, u.similarity desc, pg_catalog.char_length(u.text), u.text, u.type), '[]'::jsonb)
-    into more
-    from (
-      select * from unique_suggestions u
-      order by u.tier, u.similarity desc, pg_catalog.char_length(u.text), u.text, u.type
-      limit wanted
-    ) u;
-    suggestions := suggestions || more;
+  -- Exact tiers: title prefixes, then word prefixes.
+  suggestions := private.suggest_title_prefix_list(snapshot, normalized, list_search_suggestions.limit_count, '[]'::jsonb);
+  if pg_catalog.jsonb_array_length(suggestions) < list_search_suggestions.limit_count then
+    suggestions := suggestions || private.suggest_title_words(snapshot, normalized,
+      list_search_suggestions.limit_count - pg_catalog.jsonb_array_length(suggestions), suggestions, false);
+  end if;
+  -- Typo tiers: the same two for the corrected text.
+  if pg_catalog.jsonb_array_length(suggestions) < list_search_suggestions.limit_count then
+    corrected := private.search_correct(snapshot, normalized);
+    if corrected is not null then
+      from_correction := private.suggest_title_prefix_list(snapshot, corrected,
+        list_search_suggestions.limit_count - pg_catalog.jsonb_array_length(suggestions), suggestions);
+      if pg_catalog.jsonb_array_length(suggestions) + pg_catalog.jsonb_array_length(from_correction) < list_search_suggestions.limit_count then
+        from_correction := from_correction || private.suggest_title_words(snapshot, corrected,
+          list_search_suggestions.limit_count - pg_catalog.jsonb_array_length(suggestions) - pg_catalog.jsonb_array_length(from_correction),
+          suggestions || from_correction, false);
+      end if;
+      suggestions := suggestions || from_correction;
+    end if;
+  end if;
+  -- Last resort: trigram similarity of the text as typed.
+  if pg_catalog.jsonb_array_length(suggestions) < list_search_suggestions.limit_count then
+    suggestions := suggestions || private.suggest_title_words(snapshot, normalized,
+      list_search_suggestions.limit_count - pg_catalog.jsonb_array_length(suggestions), suggestions, true);
   end if;
 
-  return pg_catalog.jsonb_build_object('suggestions', suggestions);
+  return pg_catalog.jsonb_build_object('suggestions', suggestions)
+    || case when pg_catalog.jsonb_array_length(from_correction) > 0
+            then pg_catalog.jsonb_build_object('meta', pg_catalog.jsonb_build_object('corrected_query', corrected))
+            else '{}'::jsonb end;
 end
 $$;
-comment on function api.list_search_suggestions(text,integer,uuid) is
-  'Autocomplete. Params: q (min 2 chars), limit_count (1..20, default 5), snapshot_id. Returns {suggestions:[{text,type}]}: title prefixes (index walk), then word prefixes, then trigram typo matches (q of 4+ chars); de-duplicated. Errors: 22023 invalid q/limit, P0002 unknown snapshot.';
-grant execute on function api.list_search_suggestions(text,integer,uuid) to anon, authenticated;
+comment on function api.list_search_suggestions(text, integer, uuid) is
+  'Autocomplete. Params: q (min 2 chars), limit_count (1..20, default 5), snapshot_id. Returns {suggestions:[{text,type}], meta:{corrected_query} when typo-corrected suggestions are included}: title prefixes (index walk), word prefixes, the same for the typo-corrected text, then trigram matches (q of 4+ chars); de-duplicated. Errors: 22023 invalid q/limit, P0002 unknown snapshot.';
+grant execute on function api.list_search_suggestions(text, integer, uuid) to anon, authenticated;
 
 create table app.search_lexeme_counts (
   snapshot_id uuid not null references app.snapshots (id) on delete cascade,
@@ -3537,6 +3625,394 @@ create trigger domains_search_index_delete
   for each statement execute function private.maintain_search_index('domain', '', 'name');
 alter table app.domains enable always trigger domains_search_index_delete;
 
+-- Typo tolerance (docs/search-graph.md, "Typo tolerance"): app.search_lexicon holds the
+-- normalised words (unaccented, lower-case, letters and digits) of every title, summary and
+-- description, per snapshot, with the number of rows holding each. Statement triggers on the four
+-- content tables keep it (ENABLE ALWAYS: the content import writes with
+-- session_replication_role = replica), so it is written when content is imported, never by a
+-- request; promote and rollback change no content. A snapshot's words go with it (on delete
+-- cascade). A query word that matches nothing in the snapshot is replaced by the closest lexicon
+-- word within its typo budget (private.search_correct); candidates come from the lexicon's
+-- trigram index plus direct lookups of the typed word's transpositions and deletions, and are
+-- confirmed by private.osa_distance (fuzzystrmatch has only levenshtein, which counts a
+-- transposition as two edits).
+
+-- private.osa_distance
+-- Purpose: optimal string alignment distance (restricted Damerau-Levenshtein): the fewest
+--          insertions, deletions, substitutions and transpositions of two adjacent characters
+--          turning `source` into `target`, no substring edited twice. With `prefix`, the fewest
+--          edits turning `source` into some prefix of `target` (what the user typed so far).
+-- Params:  source, target (compared character by character, case-sensitive), prefix.
+-- Returns: integer (null when an argument is null).
+create or replace function private.osa_distance(source text, target text, prefix boolean default false)
+returns integer
+language plpgsql
+immutable
+strict
+parallel safe
+set search_path = ''
+as $$
+declare
+  a text[] := pg_catalog.string_to_array(osa_distance.source, null);
+  b text[] := pg_catalog.string_to_array(osa_distance.target, null);
+  m integer := coalesce(pg_catalog.cardinality(a), 0);
+  n integer := coalesce(pg_catalog.cardinality(b), 0);
+  width integer := n + 1;
+  -- d[i * width + j + 1] = distance between the first i characters of source and first j of target
+  d integer[] := pg_catalog.array_fill(0, array[(m + 1) * (n + 1)]);
+  best integer;
+  cost integer;
+  i integer;
+  j integer;
+begin
+  for j in 0 .. n loop
+    d[j + 1] := j;
+  end loop;
+  for i in 1 .. m loop
+    d[i * width + 1] := i;
+    for j in 1 .. n loop
+      cost := case when a[i] = b[j] then 0 else 1 end;
+      best := least(d[(i - 1) * width + j + 1] + 1,  -- delete a[i]
+                    d[i * width + j] + 1,            -- insert b[j]
+                    d[(i - 1) * width + j] + cost);  -- substitute
+      if i > 1 and j > 1 and a[i] = b[j - 1] and a[i - 1] = b[j] then
+        best := least(best, d[(i - 2) * width + j - 1] + 1); -- transpose
+      end if;
+      d[i * width + j + 1] := best;
+    end loop;
+  end loop;
+  if osa_distance.prefix then
+    select pg_catalog.min(v) into best from pg_catalog.unnest(d[m * width + 1 : m * width + width]) v;
+    return best;
+  end if;
+  return d[(m + 1) * width];
+end
+$$;
+comment on function private.osa_distance(text, text, boolean) is
+  'Optimal string alignment distance (Damerau-Levenshtein, a transposition of adjacent characters is one edit); with prefix, the distance to the closest prefix of target.';
+grant execute on function private.osa_distance(text, text, boolean) to anon, authenticated;
+
+-- private.search_typo_budget
+-- Purpose: how many edits a typed word of this length may be away from the word meant
+--          (Typesense/Meilisearch defaults): none below 4 characters, 1 for 4-7, 2 for 8 or more.
+create or replace function private.search_typo_budget(word text)
+returns integer
+language sql
+immutable
+strict
+parallel safe
+set search_path = ''
+as $$
+  select case when pg_catalog.char_length(search_typo_budget.word) >= 8 then 2
+              when pg_catalog.char_length(search_typo_budget.word) >= 4 then 1
+              else 0 end
+$$;
+comment on function private.search_typo_budget(text) is
+  'Edits a typed word may have: 0 below 4 characters, 1 for 4-7, 2 for 8 or more.';
+grant execute on function private.search_typo_budget(text) to anon, authenticated;
+
+-- private.search_words
+-- Purpose: the distinct lexicon words of a text: normalised (private.search_normalize), split on
+--          everything but letters and digits, 2-40 characters, not only digits.
+create or replace function private.search_words(value text)
+returns setof text
+language sql
+immutable
+strict
+parallel safe
+set search_path = ''
+as $$
+  select distinct w
+  from pg_catalog.regexp_split_to_table(private.search_normalize(search_words.value), '[^[:alnum:]]+') w
+  where pg_catalog.char_length(w) between 2 and 40 and w !~ '^[0-9]+$'
+$$;
+comment on function private.search_words(text) is
+  'Distinct normalised words (2-40 characters, not only digits) of a text: what the search lexicon holds.';
+grant execute on function private.search_words(text) to anon, authenticated;
+
+create table app.search_lexicon (
+  snapshot_id uuid not null references app.snapshots (id) on delete cascade,
+  word text collate "C" not null,
+  docs integer not null,
+  -- (snapshot_id, word) also serves "is this the prefix of a word of the snapshot" (range scan)
+  constraint search_lexicon_pkey primary key (snapshot_id, word)
+);
+comment on table app.search_lexicon is
+  'Typo tolerance: the normalised words of the titles, summaries and descriptions of a snapshot, with the number of content rows holding each. Maintained by triggers at content import.';
+alter table app.search_lexicon enable row level security;
+create policy "anyone reads the search lexicon" on app.search_lexicon
+  for select to anon, authenticated
+  using (true);
+grant select on app.search_lexicon to anon, authenticated;
+
+-- Typo candidates: trigram neighbours of a typed word (private.search_correct).
+create index search_lexicon_word_trgm on app.search_lexicon using gin (word extensions.gin_trgm_ops);
+
+-- private.search_lexicon_sql
+-- Purpose: the statements that add (sign 1) or remove (sign -1) the words of the rows of
+--          `source` (a content table or a trigger transition table) to or from the lexicon.
+-- Params:  title_column, body_column, source, sign.
+-- Returns: the SQL text.
+create or replace function private.search_lexicon_sql(title_column text, body_column text, source text, sign integer)
+returns text
+language sql
+immutable
+set search_path = ''
+as $$
+  select pg_catalog.replace(
+    case when search_lexicon_sql.sign > 0 then $add$
+      insert into app.search_lexicon as l (snapshot_id, word, docs)
+        select d.snapshot_id, d.word, pg_catalog.count(*) from (DELTA) d
+        group by d.snapshot_id, d.word
+        order by d.snapshot_id, d.word
+      on conflict (snapshot_id, word) do update set docs = l.docs + excluded.docs;
+    $add$ else $remove$
+      update app.search_lexicon l set docs = l.docs - g.docs
+        from (select d.snapshot_id, d.word, pg_catalog.count(*) as docs from (DELTA) d group by d.snapshot_id, d.word) g
+       where l.snapshot_id = g.snapshot_id and l.word = g.word;
+      delete from app.search_lexicon l
+       using (select distinct d.snapshot_id, d.word from (DELTA) d) g
+       where l.snapshot_id = g.snapshot_id and l.word = g.word and l.docs <= 0;
+    $remove$ end,
+    'DELTA',
+    pg_catalog.format(
+      $delta$select r.snapshot_id, w.word collate "C" as word
+               from %3$s r
+               cross join lateral private.search_words(r.%1$I || ' ' || coalesce(r.%2$I, '')) w(word)$delta$,
+      search_lexicon_sql.title_column, search_lexicon_sql.body_column, search_lexicon_sql.source))
+$$;
+comment on function private.search_lexicon_sql(text, text, text, integer) is
+  'SQL adding (sign 1) or removing (sign -1) the words of the rows of a source relation to or from app.search_lexicon.';
+
+-- private.maintain_search_lexicon
+-- Purpose: statement trigger of sparks, concepts, trails and domains: keeps app.search_lexicon
+--          equal to the words of the content rows. tg_argv: title column, body column.
+--          Security definer: writers need no rights on the lexicon.
+create or replace function private.maintain_search_lexicon()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+  if tg_op in ('UPDATE', 'DELETE') then
+    execute private.search_lexicon_sql(tg_argv[0], tg_argv[1], 'old_rows', -1);
+  end if;
+  if tg_op in ('UPDATE', 'INSERT') then
+    execute private.search_lexicon_sql(tg_argv[0], tg_argv[1], 'new_rows', 1);
+  end if;
+  return null;
+end
+$$;
+comment on function private.maintain_search_lexicon() is
+  'Trigger: applies the inserted/updated/deleted content rows to app.search_lexicon.';
+
+create trigger sparks_search_lexicon_insert
+  after insert on app.sparks referencing new table as new_rows
+  for each statement execute function private.maintain_search_lexicon('title', 'summary');
+alter table app.sparks enable always trigger sparks_search_lexicon_insert;
+
+create trigger sparks_search_lexicon_update
+  after update on app.sparks referencing old table as old_rows new table as new_rows
+  for each statement execute function private.maintain_search_lexicon('title', 'summary');
+alter table app.sparks enable always trigger sparks_search_lexicon_update;
+
+create trigger sparks_search_lexicon_delete
+  after delete on app.sparks referencing old table as old_rows
+  for each statement execute function private.maintain_search_lexicon('title', 'summary');
+alter table app.sparks enable always trigger sparks_search_lexicon_delete;
+
+create trigger concepts_search_lexicon_insert
+  after insert on app.concepts referencing new table as new_rows
+  for each statement execute function private.maintain_search_lexicon('title', 'description');
+alter table app.concepts enable always trigger concepts_search_lexicon_insert;
+
+create trigger concepts_search_lexicon_update
+  after update on app.concepts referencing old table as old_rows new table as new_rows
+  for each statement execute function private.maintain_search_lexicon('title', 'description');
+alter table app.concepts enable always trigger concepts_search_lexicon_update;
+
+create trigger concepts_search_lexicon_delete
+  after delete on app.concepts referencing old table as old_rows
+  for each statement execute function private.maintain_search_lexicon('title', 'description');
+alter table app.concepts enable always trigger concepts_search_lexicon_delete;
+
+create trigger trails_search_lexicon_insert
+  after insert on app.trails referencing new table as new_rows
+  for each statement execute function private.maintain_search_lexicon('title', 'description');
+alter table app.trails enable always trigger trails_search_lexicon_insert;
+
+create trigger trails_search_lexicon_update
+  after update on app.trails referencing old table as old_rows new table as new_rows
+  for each statement execute function private.maintain_search_lexicon('title', 'description');
+alter table app.trails enable always trigger trails_search_lexicon_update;
+
+create trigger trails_search_lexicon_delete
+  after delete on app.trails referencing old table as old_rows
+  for each statement execute function private.maintain_search_lexicon('title', 'description');
+alter table app.trails enable always trigger trails_search_lexicon_delete;
+
+create trigger domains_search_lexicon_insert
+  after insert on app.domains referencing new table as new_rows
+  for each statement execute function private.maintain_search_lexicon('name', 'description');
+alter table app.domains enable always trigger domains_search_lexicon_insert;
+
+create trigger domains_search_lexicon_update
+  after update on app.domains referencing old table as old_rows new table as new_rows
+  for each statement execute function private.maintain_search_lexicon('name', 'description');
+alter table app.domains enable always trigger domains_search_lexicon_update;
+
+create trigger domains_search_lexicon_delete
+  after delete on app.domains referencing old table as old_rows
+  for each statement execute function private.maintain_search_lexicon('name', 'description');
+alter table app.domains enable always trigger domains_search_lexicon_delete;
+
+-- private.search_near_misses
+-- Purpose: the strings one adjacent transposition or one deletion away from a word: exact
+--          lookups that find the typos trigram similarity misses in short words ("jion" ->
+--          "join", "ojin" -> "join"; at most 2n - 1 strings for a word of n characters).
+create or replace function private.search_near_misses(word text)
+returns text[]
+language sql
+immutable
+strict
+parallel safe
+set search_path = ''
+as $$
+  select pg_catalog.array_agg(distinct v)
+  from (
+    select pg_catalog.substr(search_near_misses.word, 1, i - 1) || pg_catalog.substr(search_near_misses.word, i + 1, 1)
+           || pg_catalog.substr(search_near_misses.word, i, 1) || pg_catalog.substr(search_near_misses.word, i + 2) as v
+      from pg_catalog.generate_series(1, pg_catalog.char_length(search_near_misses.word) - 1) i
+    union all
+    select pg_catalog.substr(search_near_misses.word, 1, i - 1) || pg_catalog.substr(search_near_misses.word, i + 1)
+      from pg_catalog.generate_series(1, pg_catalog.char_length(search_near_misses.word)) i
+  ) n
+  where v <> search_near_misses.word
+$$;
+comment on function private.search_near_misses(text) is
+  'The strings one adjacent transposition or one deletion away from a word (typo candidates trigram similarity misses in short words).';
+grant execute on function private.search_near_misses(text) to anon, authenticated;
+
+-- private.search_correct
+-- Purpose: the typo-corrected form of a normalised query, or null when no word needed (or got)
+--          a correction. Only plain words (letters, digits, spaces) are corrected: websearch
+--          syntax is the caller's own. A word is kept when it is shorter than 4 characters, a
+--          word of the snapshot, a stop word, a word whose english stems are all lexemes of the
+--          snapshot, or (the last word) the prefix of a word of the snapshot. Otherwise it is
+--          replaced by the best word of the snapshot's lexicon within its typo budget (see
+--          private.search_typo_budget): fewest edits (private.osa_distance), then the most
+--          frequent, the shorter, alphabetical; when no whole word is within the budget, the last
+--          word is read as a typed prefix ("tesit" -> "testing") and the best completion taken.
+--          A word with no candidate is kept.
+-- Params:  snapshot (null: no correction), normalized (private.search_normalize'd, trimmed).
+--          Candidates: pg_trgm similarity >= 0.2 and a length within the budget, plus the typed
+--          word's transpositions and deletions (private.search_near_misses); for the last word,
+--          when no whole word is close enough, words it begins like (word similarity >= 0.3).
+-- Returns: text or null.
+create or replace function private.search_correct(snapshot uuid, normalized text)
+returns text
+language plpgsql
+stable
+set search_path = ''
+set "pg_trgm.similarity_threshold" to '0.2'
+set "pg_trgm.word_similarity_threshold" to '0.3'
+as $$
+declare
+  words text[];
+  word_count integer;
+  typed text;
+  budget integer;
+  best text;
+  changed boolean := false;
+begin
+  if search_correct.snapshot is null or search_correct.normalized !~ '^[[:alnum:][:space:]]+$' then
+    return null;
+  end if;
+  words := pg_catalog.regexp_split_to_array(pg_catalog.btrim(search_correct.normalized), '\s+');
+  word_count := pg_catalog.cardinality(words);
+  for word_index in 1 .. word_count loop
+    typed := words[word_index];
+    budget := private.search_typo_budget(typed);
+    continue when budget = 0;
+    continue when exists (select from app.search_lexicon l
+                           where l.snapshot_id = search_correct.snapshot and l.word = typed collate "C");
+    -- stop words (no lexeme) and words whose stems the snapshot holds already match as typed
+    continue when not exists (
+      select from pg_catalog.unnest(pg_catalog.to_tsvector('pg_catalog.english'::regconfig, typed)) v
+       where not exists (select from app.search_lexeme_counts c
+                          where c.snapshot_id = search_correct.snapshot and c.lexeme = v.lexeme collate "C"));
+    continue when word_index = word_count and exists (
+      select from app.search_lexicon l
+       where l.snapshot_id = search_correct.snapshot
+         and l.word >= typed collate "C" and l.word < (typed || pg_catalog.chr(1114111)) collate "C");
+
+    -- Whole words: trigram neighbours within the length budget, and the typed word's
+    -- transpositions and deletions looked up directly (short words share few trigrams with
+    -- them: "jion" and "join" share 1 of 9).
+    select c.word into best
+    from (
+      select l.word, l.docs from app.search_lexicon l
+       where l.snapshot_id = search_correct.snapshot
+         -- the length test first: equal-cost quals run in the order written, and it is far
+         -- cheaper than a similarity (two trigram sets) when the index is not used
+         and pg_catalog.char_length(l.word) between pg_catalog.char_length(typed) - budget
+                                                and pg_catalog.char_length(typed) + budget
+         and l.word operator(extensions.%) typed
+      union
+      select l.word, l.docs from app.search_lexicon l
+       where l.snapshot_id = search_correct.snapshot
+         and l.word = any (private.search_near_misses(typed))
+    ) c
+    cross join lateral (select private.osa_distance(typed, c.word) as edits) d
+    where d.edits <= budget
+    order by d.edits, c.docs desc, pg_catalog.char_length(c.word), c.word
+    limit 1;
+    -- The last word may be unfinished: the beginnings of longer words ("tesit" -> "testing").
+    if best is null and word_index = word_count then
+      select l.word into best
+      from app.search_lexicon l
+      cross join lateral (select private.osa_distance(typed, l.word, true) as edits) d
+      where l.snapshot_id = search_correct.snapshot
+        and pg_catalog.char_length(l.word) > pg_catalog.char_length(typed)
+        and typed operator(extensions.<%) l.word
+        and d.edits <= budget
+      order by d.edits, l.docs desc, pg_catalog.char_length(l.word), l.word
+      limit 1;
+    end if;
+
+    if best is not null then
+      words[word_index] := best;
+      changed := true;
+      best := null;
+    end if;
+  end loop;
+  return case when changed then pg_catalog.array_to_string(words, ' ') end;
+end
+$$;
+comment on function private.search_correct(uuid, text) is
+  'Typo correction of a normalised plain-words query against the snapshot''s lexicon (trigram candidates, optimal string alignment distance within 1 edit for 4-7 characters, 2 for 8+; the last word also as a prefix); null when nothing was corrected.';
+grant execute on function private.search_correct(uuid, text) to anon, authenticated;
+
+-- private.search_has_match
+-- Purpose: whether a full-text query matches any content row of the snapshot (null: any
+--          snapshot), through the GIN indexes.
+create or replace function private.search_has_match(snapshot uuid, query tsquery)
+returns boolean
+language sql
+stable
+set search_path = ''
+as $$
+  select pg_catalog.numnode(search_has_match.query) > 0 and (
+       exists (select from app.sparks s where (search_has_match.snapshot is null or s.snapshot_id = search_has_match.snapshot) and s.search_vector @@ search_has_match.query)
+    or exists (select from app.concepts c where (search_has_match.snapshot is null or c.snapshot_id = search_has_match.snapshot) and c.search_vector @@ search_has_match.query)
+    or exists (select from app.trails t where (search_has_match.snapshot is null or t.snapshot_id = search_has_match.snapshot) and t.search_vector @@ search_has_match.query)
+    or exists (select from app.domains d where (search_has_match.snapshot is null or d.snapshot_id = search_has_match.snapshot) and d.search_vector @@ search_has_match.query))
+$$;
+comment on function private.search_has_match(uuid, tsquery) is
+  'Whether a full-text search query matches any content row of a snapshot (null: of any snapshot).';
+grant execute on function private.search_has_match(uuid, tsquery) to anon, authenticated;
+
 -- private.search_single_lexeme
 -- Purpose: the one lexeme of the snapshot's vocabulary a search matches exactly, when there is
 --          one: the query must be a disjunction of lexeme atoms ('build' | 'building':*, no AND,
@@ -3689,19 +4165,23 @@ grant execute on function private.title_order_is_bytewise() to anon, authenticat
 -- api.search_content
 -- A query matching exactly one lexeme of the snapshot's vocabulary reads its totals, facets and
 -- candidates from the search figures above instead of from every match.
+-- A query whose words match nothing in the snapshot is typo-corrected against its lexicon
+-- (private.search_correct); when the corrected text matches, it is searched instead and
+-- meta.corrected_query names it.
 -- Purpose: full-text search across sparks, concepts, trails and domains of the selected snapshot.
 -- Params:  q (1..200 characters after trimming), type (spark|concept|trail|domain, optional),
 --          difficulty (beginner|intermediate|advanced|expert, optional: sparks by difficulty,
 --          trails by difficulty_level; concepts and domains have none and drop out),
 --          page (1..100000, default 1), per_page (1..50, default 20), snapshot_id (optional).
 -- Returns: {data: [{type,id,slug,title,summary,score}], meta: {total,page,per_page,total_pages,
---          has_next,has_prev}, facets: {types: {spark,concept,trail,domain}, difficulties:
---          {beginner,intermediate,advanced,expert}}}. Ordered by score desc, then lower(title),
---          type, id. At most 1000 matches are ranked (title matches first, then type and id);
---          pages beyond them are empty; meta.total and the facets count every match.
---          facets.types ignores the type filter and facets.difficulties ignores the difficulty
---          filter. When the full-text query matches nothing, titles are matched by trigram word
---          similarity instead (typo tolerance) and score is that similarity.
+--          has_next,has_prev[,corrected_query]}, facets: {types: {spark,concept,trail,domain},
+--          difficulties: {beginner,intermediate,advanced,expert}}}. Ordered by score desc, then
+--          lower(title), type, id. At most 1000 matches are ranked (title matches first, then
+--          type and id); pages beyond them are empty; meta.total and the facets count every
+--          match. facets.types ignores the type filter and facets.difficulties ignores the
+--          difficulty filter. meta.corrected_query (normalised text) is present when typo
+--          correction replaced words of q. When neither q nor its correction matches, titles
+--          are matched by trigram word similarity instead and score is that similarity.
 -- Errors:  22023 invalid q, type, difficulty, page or per_page; P0002 unknown snapshot_id.
 create or replace function api.search_content(q text, type text default null::text, difficulty text default null::text, page integer default 1, per_page integer default 20, snapshot_id uuid default null::uuid)
 returns jsonb
@@ -3715,6 +4195,7 @@ declare
   snapshot uuid;
   query tsquery;
   fuzzy boolean := false;
+  corrected text;
   single_lexeme text;
   lexeme_matches integer := 2;
   total integer := 0;
@@ -3726,8 +4207,8 @@ declare
   candidate_ids uuid[] := '{}';
   data jsonb;
   bytewise_titles constant boolean := private.title_order_is_bytewise();
-  -- titles starting with the query (LIKE-escaped), computed once rather than per candidate
-  title_prefix text := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(normalized, '\', '\\'), '%', '\%'), '_', '\_') || '%';
+  -- titles starting with the (corrected) query, LIKE-escaped: computed once rather than per candidate
+  title_prefix text;
 begin
   if search_content.q is null or pg_catalog.char_length(pg_catalog.btrim(search_content.q)) not between 1 and 200 then
     raise exception using errcode = '22023', message = 'q must be 1 to 200 characters',
@@ -3742,6 +4223,15 @@ begin
   perform private.require_range('per_page', search_content.per_page, 1, 50);
 
   snapshot := private.resolve_snapshot_id(search_content.snapshot_id);
+  -- Typo tolerance: words matching nothing in the snapshot are corrected against its lexicon;
+  -- the correction is used when it finds something.
+  corrected := private.search_correct(snapshot, normalized);
+  if corrected is not null and private.search_has_match(snapshot, private.search_query(corrected)) then
+    normalized := corrected;
+  else
+    corrected := null;
+  end if;
+  title_prefix := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(normalized, '\', '\\'), '%', '\%'), '_', '\_') || '%';
   query := private.search_query(normalized);
 
   if pg_catalog.numnode(query) > 0 then
@@ -3915,13 +4405,14 @@ begin
                                                     normalized, fuzzy, search_content.page, search_content.per_page)),
     -- Pages stop at the rank cap; the total counts every match.
     'meta', private.page_meta(least(total, rank_cap), search_content.page, search_content.per_page)
-            || pg_catalog.jsonb_build_object('total', total),
+            || pg_catalog.jsonb_build_object('total', total)
+            || case when corrected is not null then pg_catalog.jsonb_build_object('corrected_query', corrected) else '{}'::jsonb end,
     'facets', pg_catalog.jsonb_build_object('types', type_counts, 'difficulties', level_counts));
 end
 $$;
-comment on function api.search_content(text,text,text,integer,integer,uuid) is
-  'Full-text search (english, accent-insensitive, title A > summary/description B) over sparks, concepts, trails, domains of a snapshot. Params: q, type, difficulty, page, per_page (max 50), snapshot_id. Returns {data:[{type,id,slug,title,summary,score}], meta, facets:{types,difficulties}}. Errors: 22023 invalid parameter, P0002 unknown snapshot.';
-grant execute on function api.search_content(text,text,text,integer,integer,uuid) to anon, authenticated;
+comment on function api.search_content(text, text, text, integer, integer, uuid) is
+  'Full-text search (english, accent-insensitive, typo-tolerant, title A > summary/description B) over sparks, concepts, trails, domains of a snapshot. Params: q, type, difficulty, page, per_page (max 50), snapshot_id. Returns {data:[{type,id,slug,title,summary,score}], meta (corrected_query when q was corrected), facets:{types,difficulties}}. Errors: 22023 invalid parameter, P0002 unknown snapshot.';
+grant execute on function api.search_content(text, text, text, integer, integer, uuid) to anon, authenticated;
 
 -- ==== supabase/schemas/07-graph.sql ====
 
@@ -4025,7 +4516,7 @@ begin
   ),
   page_rows as (
     select d.*, pg_catalog.row_number() over (
-             order by pg_catalog.lower(d.source_title), pg_catalog.lower(d.target_title), d.type,
+             order by pg_catalog.lower(d.source_title) collate app.alphabetical, pg_catalog.lower(d.target_title) collate app.alphabetical, d.type,
                       d.source_id, d.target_id, d.snapshot_id) as position
     from described d
     order by position
@@ -4571,7 +5062,7 @@ begin
     'max_depth', get_spark_graph.max_depth,
     'nodes', (select pg_catalog.json_agg(
                        pg_catalog.json_build_object('id', n.spark_id, 'slug', n.slug, 'title', n.title, 'depth', n.depth)
-                       order by n.depth, pg_catalog.lower(n.title), n.spark_id)
+                       order by n.depth, pg_catalog.lower(n.title) collate app.alphabetical, n.spark_id)
               from nodes n),
     -- The links into every returned node from a returned node: for all three directions, every
     -- prerequisite link with both ends returned. "(... in (...)) is true" keeps the membership
@@ -4654,7 +5145,7 @@ begin
 
   select pg_catalog.json_build_object(
     'target_id', root.id,
-    'path', coalesce(pg_catalog.json_agg(c.step order by c.round, c.title, c.id)
+    'path', coalesce(pg_catalog.json_agg(c.step order by c.round, c.title collate app.alphabetical, c.id)
                        filter (where not (c.id = any (mastered))), '[]'::json),
     'total_mins', coalesce(pg_catalog.sum(c.minutes) filter (where not (c.id = any (mastered))), 0),
     'skipped_count', pg_catalog.count(*) filter (where c.id = any (mastered))
@@ -5569,9 +6060,16 @@ create table app.refresh_tokens (
   parent_id uuid references app.refresh_tokens (id) on delete cascade,
   created_at timestamp with time zone default now() not null,
   rotated_at timestamp with time zone,
-  revoked_at timestamp with time zone
+  revoked_at timestamp with time zone,
+  -- The successor token set (new refresh token, access token, expiry) of a rotated token,
+  -- AES-256-GCM sealed by the API with a key derived (HKDF) from the raw old refresh token, which
+  -- the database never sees (it holds only its SHA-256). Readable only by whoever presents that
+  -- token again; cleared when the grace window can no longer apply (cleanup) or on revocation.
+  successor_sealed text check (successor_sealed is null or pg_catalog.length(successor_sealed) <= 8192)
 );
 comment on table app.refresh_tokens is 'Refresh tokens (SHA-256 hashes) with their rotation chain.';
+comment on column app.refresh_tokens.successor_sealed is
+  'The successor token set of a rotated token, sealed with a key derived from the raw token (never stored); replayed to a retry inside the grace window.';
 alter table app.refresh_tokens enable row level security;
 
 create index refresh_tokens_session_idx on app.refresh_tokens (session_id);
@@ -5609,6 +6107,24 @@ comment on table app.outbox_events is
 alter table app.outbox_events enable row level security;
 
 create index outbox_events_unpublished_idx on app.outbox_events (id) where (published_at is null);
+
+-- A token this service accepts but whose session is not ours to end (another issuer sharing
+-- the JWT secret, e.g. Supabase Auth; a token without session_id) is signed out by recording
+-- it until it expires. It is identified by the SHA-256 of its claims as canonical jsonb text:
+-- the database never sees the raw token, and the claims (with jti, iat, exp) name it.
+-- private.check_request refuses a recorded token; the cleanup routine forgets it after exp.
+create table app.revoked_access_tokens (
+  claims_digest text primary key check (claims_digest ~ '^[0-9a-f]{64}$'),
+  user_id uuid not null,
+  expires_at timestamptz not null,
+  revoked_at timestamptz not null default pg_catalog.now()
+);
+comment on table app.revoked_access_tokens is
+  'Signed-out access tokens that have no session row here, by the SHA-256 of their claims, kept until they expire.';
+-- No policy and no grant: only the private functions read or write it.
+alter table app.revoked_access_tokens enable row level security;
+
+create index revoked_access_tokens_expiry_idx on app.revoked_access_tokens (expires_at);
 
 create or replace function private.user_json(u app.users)
 returns jsonb
@@ -5780,12 +6296,17 @@ as $$
 $$;
 comment on function private.record_access_token(uuid,text) is 'Stores the SHA-256 of the newest access token of a session.';
 
--- Rotates a refresh token. Returns {status:'ok', claims, session_id, access_expires_at} or
--- {status:'invalid'|'expired'|'revoked'}; failures are returned, not raised, so a revocation
--- caused by reuse commits together with the answer.
---   unused token          → rotated: marked used, a child token issued
---   used, inside grace    → a concurrent refresh (another tab): a sibling child is issued
+-- Rotates a refresh token. Returns {status:'ok', claims, session_id, access_expires_at},
+-- {status:'replay', session_id, sealed} or {status:'invalid'|'expired'|'revoked'[, reason]};
+-- failures are returned, not raised, so a revocation caused by reuse commits with the answer.
+--   unused token          → rotated: marked used, one child token issued (the successor); the
+--                           API seals the successor set into the token (seal_refresh_successor)
+--                           in the same transaction
+--   used, inside grace    → a retry or another tab: the same successor set, sealed ('replay');
+--                           no second branch is ever minted
 --   used, after grace     → reuse attack: the session and all its tokens are revoked
+-- Concurrent refreshes of one session queue on the session row, so a retry always sees the
+-- first rotation committed with its sealed successor.
 create or replace function private.refresh_session(refresh_hash text, new_refresh_hash text, grace_seconds integer, access_ttl_seconds integer)
 returns jsonb
 language plpgsql
@@ -5812,21 +6333,26 @@ begin
     update app.sessions
     set active = false, ended_at = pg_catalog.now(), end_reason = private.session_end_reason(sess)
     where id = sess.id;
-    update app.refresh_tokens set revoked_at = pg_catalog.now() where session_id = sess.id and revoked_at is null;
+    update app.refresh_tokens set revoked_at = pg_catalog.now(), successor_sealed = null
+    where session_id = sess.id and revoked_at is null;
     return '{"status":"expired"}'::jsonb;
   end if;
 
-  if token.rotated_at is not null
-     and token.rotated_at + pg_catalog.make_interval(secs => refresh_session.grace_seconds) < pg_catalog.now() then
+  if token.rotated_at is not null then
+    -- Inside the grace window a retry gets the successor it already has; after it (or without
+    -- a sealed successor to give) a used token is a reuse: the whole family goes.
+    if token.rotated_at + pg_catalog.make_interval(secs => refresh_session.grace_seconds) >= pg_catalog.now()
+       and token.successor_sealed is not null then
+      return pg_catalog.jsonb_build_object('status', 'replay', 'session_id', sess.id, 'sealed', token.successor_sealed);
+    end if;
     update app.sessions set active = false, ended_at = pg_catalog.now(), end_reason = 'refresh_token_reuse'
     where id = sess.id;
-    update app.refresh_tokens set revoked_at = pg_catalog.now() where session_id = sess.id and revoked_at is null;
+    update app.refresh_tokens set revoked_at = pg_catalog.now(), successor_sealed = null
+    where session_id = sess.id and revoked_at is null;
     return '{"status":"revoked","reason":"refresh_token_reuse"}'::jsonb;
   end if;
 
-  if token.rotated_at is null then
-    update app.refresh_tokens set rotated_at = pg_catalog.now() where id = token.id;
-  end if;
+  update app.refresh_tokens set rotated_at = pg_catalog.now() where id = token.id;
   insert into app.refresh_tokens (session_id, token_hash, parent_id)
   values (sess.id, refresh_session.new_refresh_hash, token.id);
 
@@ -5845,7 +6371,21 @@ begin
 end
 $$;
 comment on function private.refresh_session(text,text,integer,integer) is
-  'Rotates a refresh token (grace window for concurrent use; reuse after it revokes the session). Returns {status,...}.';
+  'Rotates a refresh token: one successor per token; a retry inside the grace window gets that successor back sealed (status replay); reuse after it revokes the session. Returns {status,...}.';
+
+-- Stores the sealed successor token set of the token just rotated (same transaction as
+-- refresh_session, which holds the session row, so no retry can miss it).
+create or replace function private.seal_refresh_successor(refresh_hash text, sealed text)
+returns void
+language sql
+security definer
+set search_path = ''
+as $$
+  update app.refresh_tokens t set successor_sealed = seal_refresh_successor.sealed
+  where t.token_hash = seal_refresh_successor.refresh_hash and t.rotated_at is not null and t.revoked_at is null
+$$;
+comment on function private.seal_refresh_successor(text,text) is
+  'Stores the sealed successor token set of a just-rotated refresh token (by its SHA-256), for retries inside the grace window.';
 
 -- Ends a session at logout. 28000 when the session is unknown, not the caller's, or already ended.
 create or replace function private.end_session(session_id uuid, user_id uuid)
@@ -5872,13 +6412,104 @@ $$;
 comment on function private.end_session(uuid,uuid) is
   'Logout: deactivates the session, revokes its refresh tokens, writes identity.user_logged_out.';
 
+-- The digest that names a token: SHA-256 (hex) of its claims as canonical jsonb text, so the
+-- API's claims text and PostgREST's give the same digest for the same token.
+create or replace function private.access_token_digest(claims jsonb)
+returns text
+language sql
+immutable
+set search_path = ''
+as $$
+  select pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(access_token_digest.claims::text, 'UTF8')), 'hex')
+$$;
+comment on function private.access_token_digest(jsonb) is
+  'SHA-256 (hex) of a token''s claims as canonical jsonb text: how a signed-out token without a session is recorded.';
+-- api.get_session (security invoker) names a session-less token's session by it too.
+grant execute on function private.access_token_digest(jsonb) to authenticated;
+
+-- Whether a token without a session row here was signed out (and has not expired yet).
+create or replace function private.access_token_signed_out(claims jsonb)
+returns boolean
+language sql
+stable
+security definer
+set search_path = ''
+as $$
+  select exists (
+    select 1 from app.revoked_access_tokens r
+    where r.claims_digest = private.access_token_digest(access_token_signed_out.claims)
+      and r.expires_at > pg_catalog.now())
+$$;
+comment on function private.access_token_signed_out(jsonb) is
+  'True when a token (by its claims) without a session row here was signed out and has not expired.';
+
+-- private.sign_out
+-- Purpose: POST /auth/logout for any token the service accepts (claims already verified).
+--          A token naming a session of ours ends that session (as private.end_session: its
+--          refresh tokens revoked, identity.user_logged_out written). Any other token is
+--          recorded in app.revoked_access_tokens until its exp, and the same event written.
+-- Params:  claims (the verified JWT payload).
+-- Returns: {success:true, message}.
+-- Errors:  28000 when the session is not the caller's or already ended, or the token was
+--          already signed out; 22023 for claims without a uuid sub or a numeric exp.
+create or replace function private.sign_out(claims jsonb)
+returns jsonb
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  uuid_pattern constant text := '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+  claimed_user uuid;
+  named_session uuid;
+  outer_claims text;
+begin
+  if not coalesce(sign_out.claims ->> 'sub' ~ uuid_pattern, false)
+     or pg_catalog.jsonb_typeof(sign_out.claims -> 'exp') is distinct from 'number' then
+    raise exception using errcode = '22023', message = 'The token names no user or has no expiry';
+  end if;
+  -- The session check of every request, on these claims (set as the dispatcher sets them, then
+  -- put back): a token it refuses (ended, unknown to our issuer, signed out) has nothing left to
+  -- sign out (28000).
+  outer_claims := pg_catalog.current_setting('request.jwt.claims', true);
+  perform pg_catalog.set_config('request.jwt.claims', sign_out.claims::text, true);
+  perform private.check_request();
+  perform pg_catalog.set_config('request.jwt.claims', coalesce(outer_claims, ''), true);
+  claimed_user := (sign_out.claims ->> 'sub')::uuid;
+  if coalesce(sign_out.claims ->> 'session_id' ~ uuid_pattern, false) then
+    named_session := (sign_out.claims ->> 'session_id')::uuid;
+  end if;
+
+  if named_session is not null and exists (select 1 from app.sessions s where s.id = named_session) then
+    return private.end_session(named_session, claimed_user);
+  end if;
+
+  insert into app.revoked_access_tokens (claims_digest, user_id, expires_at)
+  values (private.access_token_digest(sign_out.claims), claimed_user,
+          pg_catalog.to_timestamp((sign_out.claims ->> 'exp')::double precision))
+  on conflict (claims_digest) do nothing;
+  if not found then
+    raise exception using errcode = '28000', message = 'Session is no longer active';
+  end if;
+  insert into app.outbox_events (event_type, aggregate_id, payload)
+  values ('identity.user_logged_out', claimed_user,
+          pg_catalog.jsonb_build_object('user_id', claimed_user, 'session_id', named_session,
+            'occurred_at', pg_catalog.now()));
+  return pg_catalog.jsonb_build_object('success', true, 'message', 'Signed out');
+end
+$$;
+comment on function private.sign_out(jsonb) is
+  'Logout for any accepted token: ends its session here, or records the session-less token (claims digest) until it expires; writes identity.user_logged_out. 28000 when already signed out.';
+
 -- The cleanup routine (server interval, or pg_cron: `select private.cleanup_sessions()`).
--- Reading of the spec's "active → inactive on access token expiry handled by the cleanup
--- routine": a session whose access token has expired is deactivated once it can no longer be
--- renewed, i.e. its absolute lifetime is over or it has been idle (no refresh) for longer
--- than its inactivity limit. A session whose access token merely expired while it is still
--- refreshable stays active, otherwise refresh would race the cleanup. Also deletes OAuth
--- attempts that expired more than a day ago.
+-- The spec's state table: "active → inactive on access token expiry, handled by the cleanup
+-- routine". A session whose access token has expired is deactivated once it can no longer be
+-- refreshed: its idle limit (seconds without a refresh) or its absolute lifetime is over. The
+-- API's default idle limit is the access-token lifetime plus a 10 s clock skew
+-- (SESSION_IDLE_TIMEOUT_S), so by default an access token that expires without a refresh ends
+-- its session, as the table says; deployments may configure a longer idle limit. Also clears
+-- sealed refresh successors past any grace window (at most 300 s), forgets signed-out tokens
+-- that have expired, and deletes OAuth attempts that expired more than a day ago.
 create or replace function private.cleanup_sessions()
 returns jsonb
 language plpgsql
@@ -5898,9 +6529,14 @@ begin
     returning s.id)
   select pg_catalog.count(*) into deactivated from ended;
 
-  update app.refresh_tokens t set revoked_at = pg_catalog.now()
+  update app.refresh_tokens t set revoked_at = pg_catalog.now(), successor_sealed = null
   where t.revoked_at is null
     and exists (select 1 from app.sessions s where s.id = t.session_id and not s.active);
+
+  update app.refresh_tokens t set successor_sealed = null
+  where t.successor_sealed is not null and t.rotated_at < pg_catalog.now() - interval '300 seconds';
+
+  delete from app.revoked_access_tokens r where r.expires_at <= pg_catalog.now();
 
   delete from app.oauth_attempts a where a.expires_at < pg_catalog.now() - interval '1 day';
   get diagnostics attempts = row_count;
@@ -5909,7 +6545,7 @@ begin
 end
 $$;
 comment on function private.cleanup_sessions() is
-  'Deactivates sessions whose access token expired and that can no longer be refreshed (absolute or idle limit), revokes their refresh tokens, purges old OAuth attempts.';
+  'Deactivates sessions whose access token expired and that can no longer be refreshed (idle limit, by default the token lifetime + 10 s, or absolute limit), revokes their refresh tokens, clears stale sealed successors and expired sign-outs, purges old OAuth attempts.';
 
 -- Development only (the token CLI refuses NODE_ENV=production): sets role and plan.
 create or replace function private.set_user_access(user_id uuid, user_role text, subscription_plan text)
@@ -5930,37 +6566,65 @@ comment on function private.set_user_access(uuid,text,text) is 'Sets a user''s r
 -- Purpose: the caller's sign-in state for GET /auth/session.
 -- Params:  none (reads the JWT claims).
 -- Returns: {authenticated:true, user:{id,email,display_name,provider,avatar_url},
---           session:{id,provider,expires_at,created_at}|null}, or the anonymous shape
---           {authenticated:false, user:null, session:null}. The dispatcher has already
---           refused a session-bound token whose session is not live (28000).
--- Errors:  none of its own.
+--           session:{id,provider,expires_at,created_at}}, or the anonymous shape
+--           {authenticated:false, user:null, session:null}. The session is the row the token
+--           names; for a token without a session row here (another issuer's, or none named) it
+--           is built from the claims: id = session_id (else a uuid from the claims digest),
+--           provider = app_metadata.provider (else the profile's, else the issuer),
+--           expires_at = exp, created_at = iat (else nbf, else exp); the development bypass
+--           has no token, so its expires_at and created_at are null. The dispatcher has already
+--           refused a token whose session is not live or that was signed out (28000).
+-- Errors:  none of its own. (plpgsql, so an anonymous caller returns before any table it may
+--          not read is planned.)
 -- ---------------------------------------------------------------------------------------------
 create or replace function api.get_session()
 returns jsonb
-language sql
+language plpgsql
 stable
+security invoker
 set search_path = ''
 as $$
-  select case when (select auth.uid()) is null then
-    '{"authenticated":false,"user":null,"session":null}'::jsonb
-  else pg_catalog.jsonb_build_object(
+declare
+  caller_id uuid := (select auth.uid());
+  claims jsonb := (select auth.jwt());
+  named_session uuid;
+  state jsonb;
+begin
+  -- Before any table is touched: anon holds no privilege on the profile and session tables.
+  if caller_id is null then
+    return '{"authenticated":false,"user":null,"session":null}'::jsonb;
+  end if;
+  if claims ->> 'session_id' ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' then
+    named_session := (claims ->> 'session_id')::uuid;
+  end if;
+
+  select pg_catalog.jsonb_build_object(
     'authenticated', true,
-    'user', coalesce(
-      (select pg_catalog.jsonb_build_object('id', u.id, 'email', u.email, 'display_name', u.display_name,
-                'provider', u.provider, 'avatar_url', u.avatar_url)
-       from app.users u where u.id = (select auth.uid())),
+    'user', case
+      when u.id is not null then
+        pg_catalog.jsonb_build_object('id', u.id, 'email', u.email, 'display_name', u.display_name,
+          'provider', u.provider, 'avatar_url', u.avatar_url)
       -- A valid token of a user without a profile here (e.g. minted by Supabase itself).
-      pg_catalog.jsonb_build_object('id', (select auth.uid()), 'email', (select auth.jwt()) ->> 'email',
-        'display_name', '', 'provider', null, 'avatar_url', null)),
-    'session', (
-      select pg_catalog.jsonb_build_object('id', s.id, 'provider', s.provider,
-        'expires_at', s.access_expires_at, 'created_at', s.created_at)
-      from app.sessions s
-      where s.id = ((select auth.jwt()) ->> 'session_id')::uuid and s.user_id = (select auth.uid())))
-  end
+      else pg_catalog.jsonb_build_object('id', caller_id, 'email', claims ->> 'email',
+        'display_name', '', 'provider', null, 'avatar_url', null) end,
+    'session', coalesce(
+      (select pg_catalog.jsonb_build_object('id', s.id, 'provider', s.provider,
+         'expires_at', s.access_expires_at, 'created_at', s.created_at)
+       from app.sessions s
+       where s.id = named_session and s.user_id = caller_id),
+      pg_catalog.jsonb_build_object(
+        'id', coalesce(named_session, pg_catalog.left(private.access_token_digest(claims), 32)::uuid),
+        'provider', coalesce(claims -> 'app_metadata' ->> 'provider', u.provider, claims ->> 'iss', 'jwt'),
+        'expires_at', pg_catalog.to_timestamp((claims ->> 'exp')::double precision),
+        'created_at', pg_catalog.to_timestamp(coalesce(claims ->> 'iat', claims ->> 'nbf', claims ->> 'exp')::double precision))))
+    into state
+  from (select 1) one
+  left join app.users u on u.id = caller_id;
+  return state;
+end
 $$;
 comment on function api.get_session() is
-  'The caller''s sign-in state: {authenticated, user, session} (anonymous: false, null, null). No params. No errors of its own.';
+  'The caller''s sign-in state: {authenticated, user, session} (anonymous: false, null, null); an authenticated caller always has a session object (its row, or built from the token''s claims). No params. No errors of its own.';
 grant execute on function api.get_session() to anon, authenticated;
 
 -- Shared rate-limit counters for several API instances (RATE_LIMIT_STORE=postgres).
@@ -6050,9 +6714,12 @@ comment on function private.purge_rate_limits() is 'Deletes rate-limit windows o
 -- A token whose `session_id` names a session in app.sessions (sessions are never deleted) must
 -- belong to `sub` and be live; a token of this API's own issuer (the connection setting
 -- `sparkpath.token_issuer`, default `sparkpath`) must name such a session. Another issuer's token
--- sharing the JWT secret (Supabase Auth carries its own `session_id`) is not ours to judge.
+-- sharing the JWT secret (Supabase Auth carries its own `session_id`) is not ours to judge, and
+-- a token that names no session binds nothing, unless such a token was signed out here
+-- (POST /auth/logout records it in app.revoked_access_tokens until it expires).
 -- Errors: 28000 when the token names a session that is ended, expired, idle or another user's,
---         or, for this API's own tokens, a session that does not exist.
+--         or, for this API's own tokens, a session that does not exist; or when a token
+--         without a session of ours was signed out.
 create or replace function private.check_request()
 returns void
 language plpgsql
@@ -6065,18 +6732,25 @@ declare
   uuid_pattern constant text := '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
   named_session app.sessions%rowtype;
 begin
-  -- A token that names no session (anonymous, service, a plain HS256 token) binds nothing.
-  if claims is null or not (claims ? 'session_id') then
+  if claims is null then
     return;
+  end if;
+  -- A token that names no session (a plain HS256 token, the identity service's) binds nothing,
+  -- unless it was signed out.
+  if not (claims ? 'session_id') then
+    if not private.access_token_signed_out(claims) then
+      return;
+    end if;
+    raise exception using errcode = '28000', message = 'Session is no longer active; sign in again';
   end if;
   -- Checked by pattern rather than by a failing cast: an exception block would cost a
   -- subtransaction on every request. A malformed (or null) session id or subject is nobody's.
   if coalesce(claims ->> 'session_id' ~ uuid_pattern and claims ->> 'sub' ~ uuid_pattern, false) then
     select s.* into named_session from app.sessions s where s.id = (claims ->> 'session_id')::uuid;
     if not found then
-      -- Another issuer's session (e.g. Supabase Auth) is not ours to judge; our own issuer's
-      -- tokens must name a session of ours.
-      if claims ->> 'iss' is distinct from own_issuer then
+      -- Another issuer's session (e.g. Supabase Auth) is not ours to judge unless its token was
+      -- signed out here; our own issuer's tokens must name a session of ours.
+      if claims ->> 'iss' is distinct from own_issuer and not private.access_token_signed_out(claims) then
         return;
       end if;
     elsif named_session.active
@@ -6089,7 +6763,7 @@ begin
 end
 $$;
 comment on function private.check_request() is
-  'Refuses (28000) a request whose token names a session that is ended, expired, idle or another user''s, or (for this API''s own issuer) no session of ours. Called by private.dispatch; PostgREST''s db-pre-request hook.';
+  'Refuses (28000) a request whose token names a session that is ended, expired, idle or another user''s, or (for this API''s own issuer) no session of ours, or a session-less token that was signed out. Called by private.dispatch; PostgREST''s db-pre-request hook.';
 grant execute on function private.check_request() to anon, authenticated;
 
 -- The dispatchers: PostgREST's per-request contract in one statement.

@@ -1,4 +1,4 @@
--- Schemas and the metadata enumerations.
+-- Schemas, the alphabetical collation and the metadata enumerations.
 --
 --   app      tables; never exposed. Request roles reach rows only through RLS.
 --   private  security-definer helpers and the dispatcher; never exposed.
@@ -14,6 +14,27 @@ grant usage on schema api to anon, authenticated, service_role;
 -- row-level security decides which rows.
 grant usage on schema app to anon, authenticated;
 grant usage on schema private to anon, authenticated;
+
+-- The spec's "sorted alphabetically" is a reader's alphabet, not byte order: case-insensitive
+-- ("How Transformers Work" before "HTTP Fundamentals", "apis" among the A's) and accent-aware
+-- ("Éclairs" among the E's). ICU's root locale gives exactly that (case and accents only break
+-- ties), and it exists wherever PostgreSQL is built with ICU (15 and 18, Supabase included); a
+-- named collation keeps the choice in one place. Deterministic (the default), so equality,
+-- LIKE and btree indexes behave as with any collation. Every title and name ordering (content
+-- indexes, discovery, domains, graph) uses it, so it is created before the tables.
+-- ICU needs a server encoding it supports (UTF8 everywhere Supabase runs; not SQL_ASCII, which
+-- initdb picks when it runs without a locale) and a build with ICU. Without them the name still
+-- exists, as byte order, so every function works and the warning says what is missing.
+do $$
+begin
+  create collation app.alphabetical (provider = icu, locale = 'und');
+exception when feature_not_supported or invalid_parameter_value or undefined_object then
+  create collation app.alphabetical from "C";
+  raise warning 'app.alphabetical falls back to byte order: % (create the database with encoding UTF8 for case-insensitive, accent-aware titles)', sqlerrm;
+end
+$$;
+comment on collation app.alphabetical is
+  'Alphabetical order of titles and names (ICU root locale): case-insensitive, accent-aware; case and accents only break ties.';
 
 -- The metadata enumerations: the single definition of difficulty levels, journey statuses and
 -- learning verbs, referenced by foreign keys. Their rows are data: a schema diff does not carry

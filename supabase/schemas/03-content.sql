@@ -94,7 +94,8 @@ grant select on app.domains to anon, authenticated;
 
 create index domains_category on app.domains (snapshot_id, category_id);
 
-create index domains_name on app.domains (snapshot_id, name, id);
+-- In the order the lists use (an index serves an ORDER BY only in its own collation).
+create index domains_name on app.domains (snapshot_id, name collate app.alphabetical, id);
 
 create table app.trails (
   snapshot_id uuid not null references app.snapshots (id) on delete cascade,
@@ -119,7 +120,7 @@ grant select on app.trails to anon, authenticated;
 
 create index trails_domain on app.trails (snapshot_id, domain_id, order_index);
 
-create index trails_title on app.trails (snapshot_id, title, id);
+create index trails_title on app.trails (snapshot_id, title collate app.alphabetical, id);
 
 create table app.concepts (
   snapshot_id uuid not null references app.snapshots (id) on delete cascade,
@@ -143,7 +144,7 @@ grant select on app.concepts to anon, authenticated;
 
 create index concepts_trail on app.concepts (snapshot_id, trail_id, order_index);
 
-create index concepts_title on app.concepts (snapshot_id, title, id);
+create index concepts_title on app.concepts (snapshot_id, title collate app.alphabetical, id);
 
 create table app.sparks (
   snapshot_id uuid not null references app.snapshots (id) on delete cascade,
@@ -164,7 +165,7 @@ create policy "anyone reads sparks" on app.sparks
   using (true);
 grant select on app.sparks to anon, authenticated;
 
-create index sparks_title on app.sparks (snapshot_id, title, id);
+create index sparks_title on app.sparks (snapshot_id, title collate app.alphabetical, id);
 
 -- A spark may appear in several concepts; its position inside a concept is order_index.
 create table app.concept_sparks (

@@ -1,13 +1,14 @@
 -- Discovery: the public catalog reads (domains, trails, concepts, sparks, /all, facets, browse).
 
--- Published domains in name order (domain lists, /all, browse, related fallback).
-create index discovery_domains_published_name on app.domains (snapshot_id, name, id) where is_published;
+-- Published domains in name order (domain lists, /all, browse, related fallback). Titles and
+-- names sort in app.alphabetical everywhere, and an index serves only its own collation.
+create index discovery_domains_published_name on app.domains (snapshot_id, name collate app.alphabetical, id) where is_published;
 
 -- Trails filtered by difficulty in title order (/discovery/trails, /discovery/all).
-create index discovery_trails_difficulty_title on app.trails (snapshot_id, difficulty_level, title, id);
+create index discovery_trails_difficulty_title on app.trails (snapshot_id, difficulty_level, title collate app.alphabetical, id);
 
 -- Sparks filtered by difficulty in title order (/discovery/sparks).
-create index discovery_sparks_difficulty_title on app.sparks (snapshot_id, difficulty, title, id);
+create index discovery_sparks_difficulty_title on app.sparks (snapshot_id, difficulty, title collate app.alphabetical, id);
 
 -- Index-only minutes lookup for the spark sums.
 create index discovery_sparks_minutes on app.sparks (snapshot_id, id) include (estimated_mins);
@@ -174,7 +175,7 @@ begin
       cross join lateral (
         select x.id from app.concepts x
         where x.snapshot_id = p.snapshot_id and x.trail_id = p.id
-        order by x.order_index, x.title, x.id
+        order by x.order_index, x.title collate app.alphabetical, x.id
         limit trail_items.concept_limit) c);
   end if;
   with preview_figures as materialized (
@@ -191,11 +192,11 @@ begin
                 select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
                          'id', c.id, 'slug', c.slug, 'title', c.title,
                          'estimated_mins', coalesce(pf.estimated_mins, 0))
-                       order by c.order_index, c.title, c.id), '[]'::jsonb)
+                       order by c.order_index, c.title collate app.alphabetical, c.id), '[]'::jsonb)
                 from (
                   select x.id, x.slug, x.title, x.order_index from app.concepts x
                   where x.snapshot_id = p.snapshot_id and x.trail_id = p.id
-                  order by x.order_index, x.title, x.id
+                  order by x.order_index, x.title collate app.alphabetical, x.id
                   limit trail_items.concept_limit
                 ) c
                 left join preview_figures pf on pf.snapshot_id = p.snapshot_id and pf.concept_id = c.id)) end
@@ -384,12 +385,12 @@ begin
   select pg_catalog.count(*) into total from app.domains d
   where (sid is null or d.snapshot_id = sid) and d.is_published;
 
-  select private.domain_items(pg_catalog.array_agg(page.d order by (page.d).name, (page.d).id), list_discovery_domains.trail_limit)
+  select private.domain_items(pg_catalog.array_agg(page.d order by (page.d).name collate app.alphabetical, (page.d).id), list_discovery_domains.trail_limit)
   into items
   from (
     select d from app.domains d
     where (sid is null or d.snapshot_id = sid) and d.is_published
-    order by d.name, d.id
+    order by d.name collate app.alphabetical, d.id
     limit list_discovery_domains.per_page
     offset (list_discovery_domains.page - 1)::bigint * list_discovery_domains.per_page
   ) page;
@@ -437,14 +438,14 @@ begin
     and (did is null or t.domain_id = did)
     and (list_discovery_trails.difficulty is null or t.difficulty_level = list_discovery_trails.difficulty);
 
-  select private.trail_items(pg_catalog.array_agg(page.t order by (page.t).title, (page.t).id), list_discovery_trails.concept_limit)
+  select private.trail_items(pg_catalog.array_agg(page.t order by (page.t).title collate app.alphabetical, (page.t).id), list_discovery_trails.concept_limit)
   into items
   from (
     select t from app.trails t
     where (sid is null or t.snapshot_id = sid)
       and (did is null or t.domain_id = did)
       and (list_discovery_trails.difficulty is null or t.difficulty_level = list_discovery_trails.difficulty)
-    order by t.title, t.id
+    order by t.title collate app.alphabetical, t.id
     limit list_discovery_trails.per_page
     offset (list_discovery_trails.page - 1)::bigint * list_discovery_trails.per_page
   ) page;
@@ -486,12 +487,12 @@ begin
 
   if list_discovery_concepts.trail is null then
     select pg_catalog.count(*) into total from app.concepts c where (sid is null or c.snapshot_id = sid);
-    select private.concept_items(pg_catalog.array_agg(page.c order by (page.c).title, (page.c).id), list_discovery_concepts.spark_limit)
+    select private.concept_items(pg_catalog.array_agg(page.c order by (page.c).title collate app.alphabetical, (page.c).id), list_discovery_concepts.spark_limit)
     into items
     from (
       select c from app.concepts c
       where (sid is null or c.snapshot_id = sid)
-      order by c.title, c.id
+      order by c.title collate app.alphabetical, c.id
       limit list_discovery_concepts.per_page offset skip
     ) page;
   else
@@ -499,13 +500,13 @@ begin
     select pg_catalog.count(*) into total from app.concepts c
     where (sid is null or c.snapshot_id = sid) and c.trail_id = tid;
     select private.concept_items(
-             pg_catalog.array_agg(page.c order by (page.c).order_index, (page.c).title, (page.c).id),
+             pg_catalog.array_agg(page.c order by (page.c).order_index, (page.c).title collate app.alphabetical, (page.c).id),
              list_discovery_concepts.spark_limit)
     into items
     from (
       select c from app.concepts c
       where (sid is null or c.snapshot_id = sid) and c.trail_id = tid
-      order by c.order_index, c.title, c.id
+      order by c.order_index, c.title collate app.alphabetical, c.id
       limit list_discovery_concepts.per_page offset skip
     ) page;
   end if;
@@ -550,13 +551,13 @@ begin
       and (list_discovery_sparks.difficulty is null or s.difficulty = list_discovery_sparks.difficulty);
     select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
         'id', s.id, 'slug', s.slug, 'title', s.title, 'summary', s.summary,
-        'difficulty', s.difficulty, 'estimated_mins', s.estimated_mins) order by s.title, s.id)
+        'difficulty', s.difficulty, 'estimated_mins', s.estimated_mins) order by s.title collate app.alphabetical, s.id)
     into items
     from (
       select s.* from app.sparks s
       where (sid is null or s.snapshot_id = sid)
         and (list_discovery_sparks.difficulty is null or s.difficulty = list_discovery_sparks.difficulty)
-      order by s.title, s.id
+      order by s.title collate app.alphabetical, s.id
       limit list_discovery_sparks.per_page offset skip
     ) s;
   else
@@ -568,7 +569,7 @@ begin
       and (list_discovery_sparks.difficulty is null or s.difficulty = list_discovery_sparks.difficulty);
     select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
         'id', x.id, 'slug', x.slug, 'title', x.title, 'summary', x.summary,
-        'difficulty', x.difficulty, 'estimated_mins', x.estimated_mins) order by x.order_index, x.title, x.id)
+        'difficulty', x.difficulty, 'estimated_mins', x.estimated_mins) order by x.order_index, x.title collate app.alphabetical, x.id)
     into items
     from (
       select s.*, cs.order_index
@@ -576,7 +577,7 @@ begin
       join app.sparks s on s.snapshot_id = cs.snapshot_id and s.id = cs.spark_id
       where (sid is null or cs.snapshot_id = sid) and cs.concept_id = cid
         and (list_discovery_sparks.difficulty is null or s.difficulty = list_discovery_sparks.difficulty)
-      order by cs.order_index, s.title, s.id
+      order by cs.order_index, s.title collate app.alphabetical, s.id
       limit list_discovery_sparks.per_page offset skip
     ) x;
   end if;
@@ -681,11 +682,11 @@ begin
   sid := private.resolve_snapshot_id(list_domains.snapshot_id);
   select pg_catalog.count(*) into total from app.domains d
   where (sid is null or d.snapshot_id = sid) and d.is_published;
-  select pg_catalog.jsonb_agg(private.domain_summary(d) order by d.name, d.id) into items
+  select pg_catalog.jsonb_agg(private.domain_summary(d) order by d.name collate app.alphabetical, d.id) into items
   from (
     select d.* from app.domains d
     where (sid is null or d.snapshot_id = sid) and d.is_published
-    order by d.name, d.id
+    order by d.name collate app.alphabetical, d.id
     limit list_domains.per_page offset (list_domains.page - 1)::bigint * list_domains.per_page
   ) d;
   return pg_catalog.jsonb_build_object(
@@ -750,11 +751,11 @@ begin
     where r.snapshot_id = d.snapshot_id and r.category_id = d.category_id and r.id <> d.id and r.is_published;
   end if;
   if total > 0 then
-    select pg_catalog.jsonb_agg(private.domain_summary(r) order by r.name, r.id) into items
+    select pg_catalog.jsonb_agg(private.domain_summary(r) order by r.name collate app.alphabetical, r.id) into items
     from (
       select r.* from app.domains r
       where r.snapshot_id = d.snapshot_id and r.category_id = d.category_id and r.id <> d.id and r.is_published
-      order by r.name, r.id
+      order by r.name collate app.alphabetical, r.id
       limit list_related_domains.related_limit
     ) r;
   else
@@ -837,7 +838,7 @@ begin
       cross join lateral (
         select x.id from app.trails x
         where x.snapshot_id = p.snapshot_id and x.domain_id = p.id
-        order by x.order_index, x.title, x.id
+        order by x.order_index, x.title collate app.alphabetical, x.id
         limit domain_items.trail_limit) t);
   end if;
   with figures as materialized (
@@ -857,11 +858,11 @@ begin
                 select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
                          'id', t.id, 'slug', t.slug, 'title', t.title,
                          'estimated_mins', coalesce(pf.estimated_mins, 0))
-                       order by t.order_index, t.title, t.id), '[]'::jsonb)
+                       order by t.order_index, t.title collate app.alphabetical, t.id), '[]'::jsonb)
                 from (
                   select x.id, x.slug, x.title, x.order_index from app.trails x
                   where x.snapshot_id = p.snapshot_id and x.domain_id = p.id
-                  order by x.order_index, x.title, x.id
+                  order by x.order_index, x.title collate app.alphabetical, x.id
                   limit domain_items.trail_limit
                 ) t
                 left join preview_figures pf on pf.snapshot_id = p.snapshot_id and pf.trail_id = t.id)) end
@@ -922,12 +923,12 @@ begin
   page_ids := array(
     select t.id from app.trails t
     where t.snapshot_id = d.snapshot_id and t.domain_id = d.id
-    order by t.order_index, t.title, t.id
+    order by t.order_index, t.title collate app.alphabetical, t.id
     limit get_domain_trails.trail_limit
     offset (get_domain_trails.page - 1)::bigint * get_domain_trails.trail_limit);
   select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
       'id', t.id, 'title', t.title, 'slug', t.slug, 'estimated_mins', coalesce(f.estimated_mins, 0))
-    order by t.order_index, t.title, t.id)
+    order by t.order_index, t.title collate app.alphabetical, t.id)
   into items
   from app.trails t
   left join private.trail_figures(array[d.snapshot_id], page_ids) f on f.trail_id = t.id
@@ -1049,21 +1050,21 @@ begin
   if through_page[1] > before_page[1] then
     select (select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('type', 'DOMAIN') || i order by n)
             from pg_catalog.jsonb_array_elements(
-              private.domain_items(pg_catalog.array_agg(page.d order by (page.d).name, (page.d).id), null)) with ordinality as e(i, n))
+              private.domain_items(pg_catalog.array_agg(page.d order by (page.d).name collate app.alphabetical, (page.d).id), null)) with ordinality as e(i, n))
     into domain_part
     from (
       select d from app.domains d
       where (sid is null or d.snapshot_id = sid) and d.is_published
         and (did is null or d.id = did)
         and (pattern is null or d.name ilike pattern)
-      order by d.name, d.id
+      order by d.name collate app.alphabetical, d.id
       limit through_page[1] - before_page[1] offset before_page[1]
     ) page;
   end if;
   if through_page[2] > before_page[2] then
     select (select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('type', 'TRAIL') || i order by n)
             from pg_catalog.jsonb_array_elements(
-              private.trail_items(pg_catalog.array_agg(page.t order by (page.t).title, (page.t).id), nested))
+              private.trail_items(pg_catalog.array_agg(page.t order by (page.t).title collate app.alphabetical, (page.t).id), nested))
               with ordinality as e(i, n))
     into trail_part
     from (
@@ -1072,14 +1073,14 @@ begin
         and (did is null or t.domain_id = did)
         and (list_discovery_items.difficulty is null or t.difficulty_level = list_discovery_items.difficulty)
         and (pattern is null or t.title ilike pattern)
-      order by t.title, t.id
+      order by t.title collate app.alphabetical, t.id
       limit through_page[2] - before_page[2] offset before_page[2]
     ) page;
   end if;
   if through_page[3] > before_page[3] then
     select (select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('type', 'CONCEPT') || i order by n)
             from pg_catalog.jsonb_array_elements(
-              private.concept_items(pg_catalog.array_agg(page.c order by (page.c).title, (page.c).id), nested))
+              private.concept_items(pg_catalog.array_agg(page.c order by (page.c).title collate app.alphabetical, (page.c).id), nested))
               with ordinality as e(i, n))
     into concept_part
     from (
@@ -1089,7 +1090,7 @@ begin
         and (did is null or exists (select 1 from app.trails t
                                     where t.snapshot_id = c.snapshot_id and t.id = c.trail_id and t.domain_id = did))
         and (pattern is null or c.title ilike pattern)
-      order by c.title, c.id
+      order by c.title collate app.alphabetical, c.id
       limit through_page[3] - before_page[3] offset before_page[3]
     ) page;
   end if;
@@ -1182,11 +1183,11 @@ begin
   )
   select pg_catalog.jsonb_build_object(
     'domains', (select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
-                  'slug', d.slug, 'name', d.name, 'count', pd.n) order by d.name, d.slug), '[]'::jsonb)
+                  'slug', d.slug, 'name', d.name, 'count', pd.n) order by d.name collate app.alphabetical, d.slug), '[]'::jsonb)
                 from per_domain pd join app.domains d on d.snapshot_id = pd.snapshot_id and d.id = pd.domain_id
                 where d.is_published),
     'tracks', (select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
-                  'slug', t.slug, 'name', t.title, 'count', pt.n) order by t.title, t.slug), '[]'::jsonb)
+                  'slug', t.slug, 'name', t.title, 'count', pt.n) order by t.title collate app.alphabetical, t.slug), '[]'::jsonb)
                from per_trail pt join app.trails t on t.snapshot_id = pt.snapshot_id and t.id = pt.trail_id),
     'difficulties', (select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
                         'level', l.value,
@@ -1249,7 +1250,7 @@ begin
       select 1 from app.trails t where t.snapshot_id = d.snapshot_id and t.domain_id = d.id
         and t.difficulty_level = browse_catalog.difficulty));
 
-  select pg_catalog.array_agg(page.d order by (page.d).name, (page.d).id) into page_domains
+  select pg_catalog.array_agg(page.d order by (page.d).name collate app.alphabetical, (page.d).id) into page_domains
   from (
     select d from app.domains d
     where (sid is null or d.snapshot_id = sid) and d.is_published
@@ -1257,7 +1258,7 @@ begin
       and (browse_catalog.difficulty is null or exists (
         select 1 from app.trails t where t.snapshot_id = d.snapshot_id and t.domain_id = d.id
           and t.difficulty_level = browse_catalog.difficulty))
-    order by d.name, d.id
+    order by d.name collate app.alphabetical, d.id
     limit browse_catalog.per_page
     offset (browse_catalog.page - 1)::bigint * browse_catalog.per_page
   ) page;
@@ -1268,14 +1269,14 @@ begin
       select x from app.trails x
       where x.snapshot_id = p.snapshot_id and x.domain_id = p.id
         and (browse_catalog.difficulty is null or x.difficulty_level = browse_catalog.difficulty)
-      order by x.order_index, x.title, x.id
+      order by x.order_index, x.title collate app.alphabetical, x.id
       limit browse_catalog.trail_limit) t);
   page_concepts := array(
     select c.x from pg_catalog.unnest(page_trails) p
     cross join lateral (
       select x from app.concepts x
       where x.snapshot_id = p.snapshot_id and x.trail_id = p.id
-      order by x.order_index, x.title, x.id
+      order by x.order_index, x.title collate app.alphabetical, x.id
       limit browse_catalog.concept_limit) c);
 
   -- The three item lists come back in the order of their arrays; ordinality ties them together.

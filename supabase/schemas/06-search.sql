@@ -1,5 +1,6 @@
--- Search: full-text search with a trigram fallback, autocomplete, and the figures that answer a
--- one-lexeme query without visiting every match.
+-- Search: full-text search with a trigram fallback, autocomplete, the figures that answer a
+-- one-lexeme query without visiting every match, and typo correction against a per-snapshot
+-- lexicon.
 
 create index sparks_search on app.sparks using gin (search_vector);
 
@@ -171,17 +172,15 @@ comment on function private.suggest_title_prefixes(uuid,text,integer) is
   'Autocomplete tier 0: titles starting with a LIKE-escaped pattern, at most `wanted` per content type, via the (snapshot_id, search_title collate C) indexes.';
 grant execute on function private.suggest_title_prefixes(uuid,text,integer) to anon, authenticated;
 
--- api.list_search_suggestions
--- Purpose: autocomplete: titles (domain names) matching what the user has typed so far.
--- Params:  q (2..100 characters after trimming), limit_count (1..20, default 5), snapshot_id.
--- Returns: {suggestions: [{text, type}]}, best first, each {text, type} once:
---          tier 0, titles starting with q (in alphabetical order of the normalised title);
---          tier 1, titles with a later word starting with q; tier 2 (q of 4+ characters),
---          typo-tolerant trigram matches (word similarity >= 0.5). Tiers 1 and 2 are ordered by
---          similarity, shorter text, text, type, and are only computed when the earlier tiers
---          leave room, so a common prefix costs an index walk of `limit` rows.
--- Errors:  22023 q shorter than 2 characters or limit_count out of range; P0002 unknown snapshot_id.
-create or replace function api.list_search_suggestions(q text, limit_count integer default 5, snapshot_id uuid default null::uuid)
+-- private.suggest_title_words
+-- Purpose: autocomplete tiers after the title prefixes: titles whose normalised text does not
+--          start with `normalized` but has a later word starting with it (tier 1), or, with
+--          `trigram`, titles pg_trgm word similarity (>= 0.5) supports (tier 2: q of 4+
+--          characters). Suggestions already in `taken` ([{text,type}]) are left out.
+-- Params:  snapshot (null: every snapshot), normalized (trimmed), wanted, taken, trigram.
+-- Returns: jsonb array of {text, type}, best first (tier, similarity desc, shorter text, text,
+--          type), at most `wanted`.
+create or replace function private.suggest_title_words(snapshot uuid, normalized text, wanted integer, taken jsonb, trigram boolean)
 returns jsonb
 language plpgsql
 stable
@@ -189,13 +188,116 @@ set search_path = ''
 set "pg_trgm.word_similarity_threshold" to '0.5'
 as $$
 declare
+  pattern text := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(suggest_title_words.normalized, '\', '\\'), '%', '\%'), '_', '\_');
+  word_start text := '(^|[^[:alnum:]])' || pg_catalog.regexp_replace(suggest_title_words.normalized, '([^[:alnum:][:space:]])', '\\\1', 'g');
+  fuzzy boolean := suggest_title_words.trigram and pg_catalog.char_length(suggest_title_words.normalized) >= 4;
+  result jsonb;
+begin
+  with titles as (
+    select 'spark'::text as type, s.title as text, s.search_title as norm from app.sparks s
+     where (suggest_title_words.snapshot is null or s.snapshot_id = suggest_title_words.snapshot)
+       and (s.search_title like '%' || pattern || '%'
+            or (fuzzy and suggest_title_words.normalized operator(extensions.<%) s.search_title))
+    union all
+    select 'concept', c.title, c.search_title from app.concepts c
+     where (suggest_title_words.snapshot is null or c.snapshot_id = suggest_title_words.snapshot)
+       and (c.search_title like '%' || pattern || '%'
+            or (fuzzy and suggest_title_words.normalized operator(extensions.<%) c.search_title))
+    union all
+    select 'trail', t.title, t.search_title from app.trails t
+     where (suggest_title_words.snapshot is null or t.snapshot_id = suggest_title_words.snapshot)
+       and (t.search_title like '%' || pattern || '%'
+            or (fuzzy and suggest_title_words.normalized operator(extensions.<%) t.search_title))
+    union all
+    select 'domain', d.name, d.search_title from app.domains d
+     where (suggest_title_words.snapshot is null or d.snapshot_id = suggest_title_words.snapshot)
+       and (d.search_title like '%' || pattern || '%'
+            or (fuzzy and suggest_title_words.normalized operator(extensions.<%) d.search_title))
+  ),
+  tiered as (
+    select t.type, t.text,
+           case when t.norm ~ word_start then 1 else 2 end as tier,
+           extensions.word_similarity(suggest_title_words.normalized, t.norm) as similarity
+    from titles t
+    where not (t.norm like pattern || '%') -- tier 0
+      and not (suggest_title_words.taken @> pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('text', t.text, 'type', t.type)))
+  ),
+  -- a substring inside a word ("ql" in "sql") is neither a word prefix nor a typo unless
+  -- trigram similarity supports it
+  kept as (
+    select * from tiered t
+    where t.tier = 1 or (fuzzy and t.similarity >= 0.5)
+  ),
+  unique_suggestions as (
+    select distinct on (k.text, k.type) k.* from kept k
+    order by k.text, k.type, k.tier, k.similarity desc
+  )
+  select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('text', u.text, 'type', u.type)
+           order by u.tier, u.similarity desc, pg_catalog.char_length(u.text), u.text, u.type), '[]'::jsonb)
+  into result
+  from (
+    select * from unique_suggestions u
+    order by u.tier, u.similarity desc, pg_catalog.char_length(u.text), u.text, u.type
+    limit suggest_title_words.wanted
+  ) u;
+  return result;
+end
+$$;
+comment on function private.suggest_title_words(uuid, text, integer, jsonb, boolean) is
+  'Autocomplete tiers 1 (a later word starts with q) and, with trigram, 2 (pg_trgm word similarity >= 0.5, q of 4+ characters), leaving out the suggestions already taken.';
+grant execute on function private.suggest_title_words(uuid, text, integer, jsonb, boolean) to anon, authenticated;
+
+-- private.suggest_title_prefix_list
+-- Purpose: autocomplete tier 0 as a jsonb array: titles starting with `normalized`, in
+--          alphabetical order of the normalised title, leaving out suggestions in `taken`.
+create or replace function private.suggest_title_prefix_list(snapshot uuid, normalized text, wanted integer, taken jsonb)
+returns jsonb
+language sql
+stable
+set search_path = ''
+as $$
+  select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('text', p.text, 'type', p.type)
+                    order by p.norm collate "C", p.text, p.type), '[]'::jsonb)
+  from (
+    select x.* from private.suggest_title_prefixes(
+      suggest_title_prefix_list.snapshot,
+      pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(suggest_title_prefix_list.normalized, '\', '\\'), '%', '\%'), '_', '\_'),
+      suggest_title_prefix_list.wanted + pg_catalog.jsonb_array_length(suggest_title_prefix_list.taken)) x
+    where not (suggest_title_prefix_list.taken @> pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('text', x.text, 'type', x.type)))
+    order by x.norm collate "C", x.text, x.type
+    limit suggest_title_prefix_list.wanted
+  ) p
+$$;
+comment on function private.suggest_title_prefix_list(uuid, text, integer, jsonb) is
+  'Autocomplete tier 0 as a jsonb array of {text,type}: titles starting with the normalised text, alphabetical, leaving out suggestions already taken.';
+grant execute on function private.suggest_title_prefix_list(uuid, text, integer, jsonb) to anon, authenticated;
+
+-- api.list_search_suggestions
+-- Purpose: autocomplete: titles (domain names) matching what the user has typed so far.
+-- Params:  q (2..100 characters after trimming), limit_count (1..20, default 5), snapshot_id.
+-- Returns: {suggestions: [{text, type}][, meta: {corrected_query}]}, best first, each
+--          {text, type} once:
+--          tier 0, titles starting with q (in alphabetical order of the normalised title);
+--          tier 1, titles with a later word starting with q (similarity, shorter text, text,
+--          type); then, when a word of q matches nothing in the snapshot, tiers 0 and 1 for the
+--          typo-corrected text (private.search_correct: "tesitng" -> "testing", the last word
+--          also as a typed prefix, "tesit" -> "testing"), and meta.corrected_query names it;
+--          last, for q of 4+ characters, trigram matches (word similarity >= 0.5). Each tier is
+--          computed only when the earlier ones leave room, so a common prefix costs an index walk
+--          of `limit` rows.
+-- Errors:  22023 q shorter than 2 characters or limit_count out of range; P0002 unknown snapshot_id.
+create or replace function api.list_search_suggestions(q text, limit_count integer default 5, snapshot_id uuid default null::uuid)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
   normalized text := pg_catalog.btrim(private.search_normalize(list_search_suggestions.q));
-  pattern text;
-  word_start text;
   snapshot uuid;
-  wanted integer := list_search_suggestions.limit_count;
-  suggestions jsonb := '[]'::jsonb;
-  more jsonb;
+  corrected text;
+  suggestions jsonb;
+  from_correction jsonb := '[]'::jsonb;
 begin
   if list_search_suggestions.q is null or pg_catalog.char_length(normalized) not between 2 and 100 then
     raise exception using errcode = '22023', message = 'q must be 2 to 100 characters',
@@ -206,79 +308,42 @@ begin
       detail = pg_catalog.jsonb_build_object('field', 'limit')::text;
   end if;
   snapshot := private.resolve_snapshot_id(list_search_suggestions.snapshot_id);
-  pattern := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(normalized, '\', '\\'), '%', '\%'), '_', '\_');
-  word_start := '(^|[^[:alnum:]])' || pg_catalog.regexp_replace(normalized, '([^[:alnum:][:space:]])', '\\\1', 'g');
 
-  -- Tier 0: title prefixes. Each type's list holds its first `wanted` in order (one title per
-  -- type once), so the first `wanted` of the merged lists are the first overall.
-  select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('text', p.text, 'type', p.type)
-                    order by p.norm collate "C", p.text, p.type), '[]'::jsonb)
-  into suggestions
-  from (
-    select x.* from private.suggest_title_prefixes(snapshot, pattern, wanted) x
-    order by x.norm collate "C", x.text, x.type
-    limit wanted
-  ) p;
-  wanted := wanted - pg_catalog.jsonb_array_length(suggestions);
-
-  -- Tiers 1 and 2: a later word starts with q, or (4+ characters) a trigram match; only when
-  -- there is room left. Rows whose title starts with q belong to tier 0 and are excluded.
-  if wanted > 0 then
-    with titles as (
-      select 'spark'::text as type, s.title as text, s.search_title as norm from app.sparks s
-       where (snapshot is null or s.snapshot_id = snapshot)
-         and (s.search_title like '%' || pattern || '%'
-              or (pg_catalog.char_length(normalized) >= 4 and normalized operator(extensions.<%) s.search_title))
-      union all
-      select 'concept', c.title, c.search_title from app.concepts c
-       where (snapshot is null or c.snapshot_id = snapshot)
-         and (c.search_title like '%' || pattern || '%'
-              or (pg_catalog.char_length(normalized) >= 4 and normalized operator(extensions.<%) c.search_title))
-      union all
-      select 'trail', t.title, t.search_title from app.trails t
-       where (snapshot is null or t.snapshot_id = snapshot)
-         and (t.search_title like '%' || pattern || '%'
-              or (pg_catalog.char_length(normalized) >= 4 and normalized operator(extensions.<%) t.search_title))
-      union all
-      select 'domain', d.name, d.search_title from app.domains d
-       where (snapshot is null or d.snapshot_id = snapshot)
-         and (d.search_title like '%' || pattern || '%'
-              or (pg_catalog.char_length(normalized) >= 4 and normalized operator(extensions.<%) d.search_title))
-    ),
-    tiered as (
-      select t.type, t.text,
-             case when t.norm ~ word_start then 1 else 2 end as tier,
-             extensions.word_similarity(normalized, t.norm) as similarity
-      from titles t
-      where not (t.norm like pattern || '%')
-    ),
-    -- a substring inside a word ("ql" in "sql") is neither a word prefix nor a typo unless
-    -- trigram similarity supports it
-    kept as (
-      select * from tiered t
-      where t.tier = 1 or (pg_catalog.char_length(normalized) >= 4 and t.similarity >= 0.5)
-    ),
-    unique_suggestions as (
-      select distinct on (k.text, k.type) k.* from kept k
-      order by k.text, k.type, k.tier, k.similarity desc
-    )
-    select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('text', u.text, 'type', u.type)
-             order by u.tier, u.similarity desc, pg_catalog.char_length(u.text), u.text, u.type), '[]'::jsonb)
-    into more
-    from (
-      select * from unique_suggestions u
-      order by u.tier, u.similarity desc, pg_catalog.char_length(u.text), u.text, u.type
-      limit wanted
-    ) u;
-    suggestions := suggestions || more;
+  -- Exact tiers: title prefixes, then word prefixes.
+  suggestions := private.suggest_title_prefix_list(snapshot, normalized, list_search_suggestions.limit_count, '[]'::jsonb);
+  if pg_catalog.jsonb_array_length(suggestions) < list_search_suggestions.limit_count then
+    suggestions := suggestions || private.suggest_title_words(snapshot, normalized,
+      list_search_suggestions.limit_count - pg_catalog.jsonb_array_length(suggestions), suggestions, false);
+  end if;
+  -- Typo tiers: the same two for the corrected text.
+  if pg_catalog.jsonb_array_length(suggestions) < list_search_suggestions.limit_count then
+    corrected := private.search_correct(snapshot, normalized);
+    if corrected is not null then
+      from_correction := private.suggest_title_prefix_list(snapshot, corrected,
+        list_search_suggestions.limit_count - pg_catalog.jsonb_array_length(suggestions), suggestions);
+      if pg_catalog.jsonb_array_length(suggestions) + pg_catalog.jsonb_array_length(from_correction) < list_search_suggestions.limit_count then
+        from_correction := from_correction || private.suggest_title_words(snapshot, corrected,
+          list_search_suggestions.limit_count - pg_catalog.jsonb_array_length(suggestions) - pg_catalog.jsonb_array_length(from_correction),
+          suggestions || from_correction, false);
+      end if;
+      suggestions := suggestions || from_correction;
+    end if;
+  end if;
+  -- Last resort: trigram similarity of the text as typed.
+  if pg_catalog.jsonb_array_length(suggestions) < list_search_suggestions.limit_count then
+    suggestions := suggestions || private.suggest_title_words(snapshot, normalized,
+      list_search_suggestions.limit_count - pg_catalog.jsonb_array_length(suggestions), suggestions, true);
   end if;
 
-  return pg_catalog.jsonb_build_object('suggestions', suggestions);
+  return pg_catalog.jsonb_build_object('suggestions', suggestions)
+    || case when pg_catalog.jsonb_array_length(from_correction) > 0
+            then pg_catalog.jsonb_build_object('meta', pg_catalog.jsonb_build_object('corrected_query', corrected))
+            else '{}'::jsonb end;
 end
 $$;
-comment on function api.list_search_suggestions(text,integer,uuid) is
-  'Autocomplete. Params: q (min 2 chars), limit_count (1..20, default 5), snapshot_id. Returns {suggestions:[{text,type}]}: title prefixes (index walk), then word prefixes, then trigram typo matches (q of 4+ chars); de-duplicated. Errors: 22023 invalid q/limit, P0002 unknown snapshot.';
-grant execute on function api.list_search_suggestions(text,integer,uuid) to anon, authenticated;
+comment on function api.list_search_suggestions(text, integer, uuid) is
+  'Autocomplete. Params: q (min 2 chars), limit_count (1..20, default 5), snapshot_id. Returns {suggestions:[{text,type}], meta:{corrected_query} when typo-corrected suggestions are included}: title prefixes (index walk), word prefixes, the same for the typo-corrected text, then trigram matches (q of 4+ chars); de-duplicated. Errors: 22023 invalid q/limit, P0002 unknown snapshot.';
+grant execute on function api.list_search_suggestions(text, integer, uuid) to anon, authenticated;
 
 create table app.search_lexeme_counts (
   snapshot_id uuid not null references app.snapshots (id) on delete cascade,
@@ -494,6 +559,394 @@ create trigger domains_search_index_delete
   for each statement execute function private.maintain_search_index('domain', '', 'name');
 alter table app.domains enable always trigger domains_search_index_delete;
 
+-- Typo tolerance (docs/search-graph.md, "Typo tolerance"): app.search_lexicon holds the
+-- normalised words (unaccented, lower-case, letters and digits) of every title, summary and
+-- description, per snapshot, with the number of rows holding each. Statement triggers on the four
+-- content tables keep it (ENABLE ALWAYS: the content import writes with
+-- session_replication_role = replica), so it is written when content is imported, never by a
+-- request; promote and rollback change no content. A snapshot's words go with it (on delete
+-- cascade). A query word that matches nothing in the snapshot is replaced by the closest lexicon
+-- word within its typo budget (private.search_correct); candidates come from the lexicon's
+-- trigram index plus direct lookups of the typed word's transpositions and deletions, and are
+-- confirmed by private.osa_distance (fuzzystrmatch has only levenshtein, which counts a
+-- transposition as two edits).
+
+-- private.osa_distance
+-- Purpose: optimal string alignment distance (restricted Damerau-Levenshtein): the fewest
+--          insertions, deletions, substitutions and transpositions of two adjacent characters
+--          turning `source` into `target`, no substring edited twice. With `prefix`, the fewest
+--          edits turning `source` into some prefix of `target` (what the user typed so far).
+-- Params:  source, target (compared character by character, case-sensitive), prefix.
+-- Returns: integer (null when an argument is null).
+create or replace function private.osa_distance(source text, target text, prefix boolean default false)
+returns integer
+language plpgsql
+immutable
+strict
+parallel safe
+set search_path = ''
+as $$
+declare
+  a text[] := pg_catalog.string_to_array(osa_distance.source, null);
+  b text[] := pg_catalog.string_to_array(osa_distance.target, null);
+  m integer := coalesce(pg_catalog.cardinality(a), 0);
+  n integer := coalesce(pg_catalog.cardinality(b), 0);
+  width integer := n + 1;
+  -- d[i * width + j + 1] = distance between the first i characters of source and first j of target
+  d integer[] := pg_catalog.array_fill(0, array[(m + 1) * (n + 1)]);
+  best integer;
+  cost integer;
+  i integer;
+  j integer;
+begin
+  for j in 0 .. n loop
+    d[j + 1] := j;
+  end loop;
+  for i in 1 .. m loop
+    d[i * width + 1] := i;
+    for j in 1 .. n loop
+      cost := case when a[i] = b[j] then 0 else 1 end;
+      best := least(d[(i - 1) * width + j + 1] + 1,  -- delete a[i]
+                    d[i * width + j] + 1,            -- insert b[j]
+                    d[(i - 1) * width + j] + cost);  -- substitute
+      if i > 1 and j > 1 and a[i] = b[j - 1] and a[i - 1] = b[j] then
+        best := least(best, d[(i - 2) * width + j - 1] + 1); -- transpose
+      end if;
+      d[i * width + j + 1] := best;
+    end loop;
+  end loop;
+  if osa_distance.prefix then
+    select pg_catalog.min(v) into best from pg_catalog.unnest(d[m * width + 1 : m * width + width]) v;
+    return best;
+  end if;
+  return d[(m + 1) * width];
+end
+$$;
+comment on function private.osa_distance(text, text, boolean) is
+  'Optimal string alignment distance (Damerau-Levenshtein, a transposition of adjacent characters is one edit); with prefix, the distance to the closest prefix of target.';
+grant execute on function private.osa_distance(text, text, boolean) to anon, authenticated;
+
+-- private.search_typo_budget
+-- Purpose: how many edits a typed word of this length may be away from the word meant
+--          (Typesense/Meilisearch defaults): none below 4 characters, 1 for 4-7, 2 for 8 or more.
+create or replace function private.search_typo_budget(word text)
+returns integer
+language sql
+immutable
+strict
+parallel safe
+set search_path = ''
+as $$
+  select case when pg_catalog.char_length(search_typo_budget.word) >= 8 then 2
+              when pg_catalog.char_length(search_typo_budget.word) >= 4 then 1
+              else 0 end
+$$;
+comment on function private.search_typo_budget(text) is
+  'Edits a typed word may have: 0 below 4 characters, 1 for 4-7, 2 for 8 or more.';
+grant execute on function private.search_typo_budget(text) to anon, authenticated;
+
+-- private.search_words
+-- Purpose: the distinct lexicon words of a text: normalised (private.search_normalize), split on
+--          everything but letters and digits, 2-40 characters, not only digits.
+create or replace function private.search_words(value text)
+returns setof text
+language sql
+immutable
+strict
+parallel safe
+set search_path = ''
+as $$
+  select distinct w
+  from pg_catalog.regexp_split_to_table(private.search_normalize(search_words.value), '[^[:alnum:]]+') w
+  where pg_catalog.char_length(w) between 2 and 40 and w !~ '^[0-9]+$'
+$$;
+comment on function private.search_words(text) is
+  'Distinct normalised words (2-40 characters, not only digits) of a text: what the search lexicon holds.';
+grant execute on function private.search_words(text) to anon, authenticated;
+
+create table app.search_lexicon (
+  snapshot_id uuid not null references app.snapshots (id) on delete cascade,
+  word text collate "C" not null,
+  docs integer not null,
+  -- (snapshot_id, word) also serves "is this the prefix of a word of the snapshot" (range scan)
+  constraint search_lexicon_pkey primary key (snapshot_id, word)
+);
+comment on table app.search_lexicon is
+  'Typo tolerance: the normalised words of the titles, summaries and descriptions of a snapshot, with the number of content rows holding each. Maintained by triggers at content import.';
+alter table app.search_lexicon enable row level security;
+create policy "anyone reads the search lexicon" on app.search_lexicon
+  for select to anon, authenticated
+  using (true);
+grant select on app.search_lexicon to anon, authenticated;
+
+-- Typo candidates: trigram neighbours of a typed word (private.search_correct).
+create index search_lexicon_word_trgm on app.search_lexicon using gin (word extensions.gin_trgm_ops);
+
+-- private.search_lexicon_sql
+-- Purpose: the statements that add (sign 1) or remove (sign -1) the words of the rows of
+--          `source` (a content table or a trigger transition table) to or from the lexicon.
+-- Params:  title_column, body_column, source, sign.
+-- Returns: the SQL text.
+create or replace function private.search_lexicon_sql(title_column text, body_column text, source text, sign integer)
+returns text
+language sql
+immutable
+set search_path = ''
+as $$
+  select pg_catalog.replace(
+    case when search_lexicon_sql.sign > 0 then $add$
+      insert into app.search_lexicon as l (snapshot_id, word, docs)
+        select d.snapshot_id, d.word, pg_catalog.count(*) from (DELTA) d
+        group by d.snapshot_id, d.word
+        order by d.snapshot_id, d.word
+      on conflict (snapshot_id, word) do update set docs = l.docs + excluded.docs;
+    $add$ else $remove$
+      update app.search_lexicon l set docs = l.docs - g.docs
+        from (select d.snapshot_id, d.word, pg_catalog.count(*) as docs from (DELTA) d group by d.snapshot_id, d.word) g
+       where l.snapshot_id = g.snapshot_id and l.word = g.word;
+      delete from app.search_lexicon l
+       using (select distinct d.snapshot_id, d.word from (DELTA) d) g
+       where l.snapshot_id = g.snapshot_id and l.word = g.word and l.docs <= 0;
+    $remove$ end,
+    'DELTA',
+    pg_catalog.format(
+      $delta$select r.snapshot_id, w.word collate "C" as word
+               from %3$s r
+               cross join lateral private.search_words(r.%1$I || ' ' || coalesce(r.%2$I, '')) w(word)$delta$,
+      search_lexicon_sql.title_column, search_lexicon_sql.body_column, search_lexicon_sql.source))
+$$;
+comment on function private.search_lexicon_sql(text, text, text, integer) is
+  'SQL adding (sign 1) or removing (sign -1) the words of the rows of a source relation to or from app.search_lexicon.';
+
+-- private.maintain_search_lexicon
+-- Purpose: statement trigger of sparks, concepts, trails and domains: keeps app.search_lexicon
+--          equal to the words of the content rows. tg_argv: title column, body column.
+--          Security definer: writers need no rights on the lexicon.
+create or replace function private.maintain_search_lexicon()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+  if tg_op in ('UPDATE', 'DELETE') then
+    execute private.search_lexicon_sql(tg_argv[0], tg_argv[1], 'old_rows', -1);
+  end if;
+  if tg_op in ('UPDATE', 'INSERT') then
+    execute private.search_lexicon_sql(tg_argv[0], tg_argv[1], 'new_rows', 1);
+  end if;
+  return null;
+end
+$$;
+comment on function private.maintain_search_lexicon() is
+  'Trigger: applies the inserted/updated/deleted content rows to app.search_lexicon.';
+
+create trigger sparks_search_lexicon_insert
+  after insert on app.sparks referencing new table as new_rows
+  for each statement execute function private.maintain_search_lexicon('title', 'summary');
+alter table app.sparks enable always trigger sparks_search_lexicon_insert;
+
+create trigger sparks_search_lexicon_update
+  after update on app.sparks referencing old table as old_rows new table as new_rows
+  for each statement execute function private.maintain_search_lexicon('title', 'summary');
+alter table app.sparks enable always trigger sparks_search_lexicon_update;
+
+create trigger sparks_search_lexicon_delete
+  after delete on app.sparks referencing old table as old_rows
+  for each statement execute function private.maintain_search_lexicon('title', 'summary');
+alter table app.sparks enable always trigger sparks_search_lexicon_delete;
+
+create trigger concepts_search_lexicon_insert
+  after insert on app.concepts referencing new table as new_rows
+  for each statement execute function private.maintain_search_lexicon('title', 'description');
+alter table app.concepts enable always trigger concepts_search_lexicon_insert;
+
+create trigger concepts_search_lexicon_update
+  after update on app.concepts referencing old table as old_rows new table as new_rows
+  for each statement execute function private.maintain_search_lexicon('title', 'description');
+alter table app.concepts enable always trigger concepts_search_lexicon_update;
+
+create trigger concepts_search_lexicon_delete
+  after delete on app.concepts referencing old table as old_rows
+  for each statement execute function private.maintain_search_lexicon('title', 'description');
+alter table app.concepts enable always trigger concepts_search_lexicon_delete;
+
+create trigger trails_search_lexicon_insert
+  after insert on app.trails referencing new table as new_rows
+  for each statement execute function private.maintain_search_lexicon('title', 'description');
+alter table app.trails enable always trigger trails_search_lexicon_insert;
+
+create trigger trails_search_lexicon_update
+  after update on app.trails referencing old table as old_rows new table as new_rows
+  for each statement execute function private.maintain_search_lexicon('title', 'description');
+alter table app.trails enable always trigger trails_search_lexicon_update;
+
+create trigger trails_search_lexicon_delete
+  after delete on app.trails referencing old table as old_rows
+  for each statement execute function private.maintain_search_lexicon('title', 'description');
+alter table app.trails enable always trigger trails_search_lexicon_delete;
+
+create trigger domains_search_lexicon_insert
+  after insert on app.domains referencing new table as new_rows
+  for each statement execute function private.maintain_search_lexicon('name', 'description');
+alter table app.domains enable always trigger domains_search_lexicon_insert;
+
+create trigger domains_search_lexicon_update
+  after update on app.domains referencing old table as old_rows new table as new_rows
+  for each statement execute function private.maintain_search_lexicon('name', 'description');
+alter table app.domains enable always trigger domains_search_lexicon_update;
+
+create trigger domains_search_lexicon_delete
+  after delete on app.domains referencing old table as old_rows
+  for each statement execute function private.maintain_search_lexicon('name', 'description');
+alter table app.domains enable always trigger domains_search_lexicon_delete;
+
+-- private.search_near_misses
+-- Purpose: the strings one adjacent transposition or one deletion away from a word: exact
+--          lookups that find the typos trigram similarity misses in short words ("jion" ->
+--          "join", "ojin" -> "join"; at most 2n - 1 strings for a word of n characters).
+create or replace function private.search_near_misses(word text)
+returns text[]
+language sql
+immutable
+strict
+parallel safe
+set search_path = ''
+as $$
+  select pg_catalog.array_agg(distinct v)
+  from (
+    select pg_catalog.substr(search_near_misses.word, 1, i - 1) || pg_catalog.substr(search_near_misses.word, i + 1, 1)
+           || pg_catalog.substr(search_near_misses.word, i, 1) || pg_catalog.substr(search_near_misses.word, i + 2) as v
+      from pg_catalog.generate_series(1, pg_catalog.char_length(search_near_misses.word) - 1) i
+    union all
+    select pg_catalog.substr(search_near_misses.word, 1, i - 1) || pg_catalog.substr(search_near_misses.word, i + 1)
+      from pg_catalog.generate_series(1, pg_catalog.char_length(search_near_misses.word)) i
+  ) n
+  where v <> search_near_misses.word
+$$;
+comment on function private.search_near_misses(text) is
+  'The strings one adjacent transposition or one deletion away from a word (typo candidates trigram similarity misses in short words).';
+grant execute on function private.search_near_misses(text) to anon, authenticated;
+
+-- private.search_correct
+-- Purpose: the typo-corrected form of a normalised query, or null when no word needed (or got)
+--          a correction. Only plain words (letters, digits, spaces) are corrected: websearch
+--          syntax is the caller's own. A word is kept when it is shorter than 4 characters, a
+--          word of the snapshot, a stop word, a word whose english stems are all lexemes of the
+--          snapshot, or (the last word) the prefix of a word of the snapshot. Otherwise it is
+--          replaced by the best word of the snapshot's lexicon within its typo budget (see
+--          private.search_typo_budget): fewest edits (private.osa_distance), then the most
+--          frequent, the shorter, alphabetical; when no whole word is within the budget, the last
+--          word is read as a typed prefix ("tesit" -> "testing") and the best completion taken.
+--          A word with no candidate is kept.
+-- Params:  snapshot (null: no correction), normalized (private.search_normalize'd, trimmed).
+--          Candidates: pg_trgm similarity >= 0.2 and a length within the budget, plus the typed
+--          word's transpositions and deletions (private.search_near_misses); for the last word,
+--          when no whole word is close enough, words it begins like (word similarity >= 0.3).
+-- Returns: text or null.
+create or replace function private.search_correct(snapshot uuid, normalized text)
+returns text
+language plpgsql
+stable
+set search_path = ''
+set "pg_trgm.similarity_threshold" to '0.2'
+set "pg_trgm.word_similarity_threshold" to '0.3'
+as $$
+declare
+  words text[];
+  word_count integer;
+  typed text;
+  budget integer;
+  best text;
+  changed boolean := false;
+begin
+  if search_correct.snapshot is null or search_correct.normalized !~ '^[[:alnum:][:space:]]+$' then
+    return null;
+  end if;
+  words := pg_catalog.regexp_split_to_array(pg_catalog.btrim(search_correct.normalized), '\s+');
+  word_count := pg_catalog.cardinality(words);
+  for word_index in 1 .. word_count loop
+    typed := words[word_index];
+    budget := private.search_typo_budget(typed);
+    continue when budget = 0;
+    continue when exists (select from app.search_lexicon l
+                           where l.snapshot_id = search_correct.snapshot and l.word = typed collate "C");
+    -- stop words (no lexeme) and words whose stems the snapshot holds already match as typed
+    continue when not exists (
+      select from pg_catalog.unnest(pg_catalog.to_tsvector('pg_catalog.english'::regconfig, typed)) v
+       where not exists (select from app.search_lexeme_counts c
+                          where c.snapshot_id = search_correct.snapshot and c.lexeme = v.lexeme collate "C"));
+    continue when word_index = word_count and exists (
+      select from app.search_lexicon l
+       where l.snapshot_id = search_correct.snapshot
+         and l.word >= typed collate "C" and l.word < (typed || pg_catalog.chr(1114111)) collate "C");
+
+    -- Whole words: trigram neighbours within the length budget, and the typed word's
+    -- transpositions and deletions looked up directly (short words share few trigrams with
+    -- them: "jion" and "join" share 1 of 9).
+    select c.word into best
+    from (
+      select l.word, l.docs from app.search_lexicon l
+       where l.snapshot_id = search_correct.snapshot
+         -- the length test first: equal-cost quals run in the order written, and it is far
+         -- cheaper than a similarity (two trigram sets) when the index is not used
+         and pg_catalog.char_length(l.word) between pg_catalog.char_length(typed) - budget
+                                                and pg_catalog.char_length(typed) + budget
+         and l.word operator(extensions.%) typed
+      union
+      select l.word, l.docs from app.search_lexicon l
+       where l.snapshot_id = search_correct.snapshot
+         and l.word = any (private.search_near_misses(typed))
+    ) c
+    cross join lateral (select private.osa_distance(typed, c.word) as edits) d
+    where d.edits <= budget
+    order by d.edits, c.docs desc, pg_catalog.char_length(c.word), c.word
+    limit 1;
+    -- The last word may be unfinished: the beginnings of longer words ("tesit" -> "testing").
+    if best is null and word_index = word_count then
+      select l.word into best
+      from app.search_lexicon l
+      cross join lateral (select private.osa_distance(typed, l.word, true) as edits) d
+      where l.snapshot_id = search_correct.snapshot
+        and pg_catalog.char_length(l.word) > pg_catalog.char_length(typed)
+        and typed operator(extensions.<%) l.word
+        and d.edits <= budget
+      order by d.edits, l.docs desc, pg_catalog.char_length(l.word), l.word
+      limit 1;
+    end if;
+
+    if best is not null then
+      words[word_index] := best;
+      changed := true;
+      best := null;
+    end if;
+  end loop;
+  return case when changed then pg_catalog.array_to_string(words, ' ') end;
+end
+$$;
+comment on function private.search_correct(uuid, text) is
+  'Typo correction of a normalised plain-words query against the snapshot''s lexicon (trigram candidates, optimal string alignment distance within 1 edit for 4-7 characters, 2 for 8+; the last word also as a prefix); null when nothing was corrected.';
+grant execute on function private.search_correct(uuid, text) to anon, authenticated;
+
+-- private.search_has_match
+-- Purpose: whether a full-text query matches any content row of the snapshot (null: any
+--          snapshot), through the GIN indexes.
+create or replace function private.search_has_match(snapshot uuid, query tsquery)
+returns boolean
+language sql
+stable
+set search_path = ''
+as $$
+  select pg_catalog.numnode(search_has_match.query) > 0 and (
+       exists (select from app.sparks s where (search_has_match.snapshot is null or s.snapshot_id = search_has_match.snapshot) and s.search_vector @@ search_has_match.query)
+    or exists (select from app.concepts c where (search_has_match.snapshot is null or c.snapshot_id = search_has_match.snapshot) and c.search_vector @@ search_has_match.query)
+    or exists (select from app.trails t where (search_has_match.snapshot is null or t.snapshot_id = search_has_match.snapshot) and t.search_vector @@ search_has_match.query)
+    or exists (select from app.domains d where (search_has_match.snapshot is null or d.snapshot_id = search_has_match.snapshot) and d.search_vector @@ search_has_match.query))
+$$;
+comment on function private.search_has_match(uuid, tsquery) is
+  'Whether a full-text search query matches any content row of a snapshot (null: of any snapshot).';
+grant execute on function private.search_has_match(uuid, tsquery) to anon, authenticated;
+
 -- private.search_single_lexeme
 -- Purpose: the one lexeme of the snapshot's vocabulary a search matches exactly, when there is
 --          one: the query must be a disjunction of lexeme atoms ('build' | 'building':*, no AND,
@@ -646,19 +1099,23 @@ grant execute on function private.title_order_is_bytewise() to anon, authenticat
 -- api.search_content
 -- A query matching exactly one lexeme of the snapshot's vocabulary reads its totals, facets and
 -- candidates from the search figures above instead of from every match.
+-- A query whose words match nothing in the snapshot is typo-corrected against its lexicon
+-- (private.search_correct); when the corrected text matches, it is searched instead and
+-- meta.corrected_query names it.
 -- Purpose: full-text search across sparks, concepts, trails and domains of the selected snapshot.
 -- Params:  q (1..200 characters after trimming), type (spark|concept|trail|domain, optional),
 --          difficulty (beginner|intermediate|advanced|expert, optional: sparks by difficulty,
 --          trails by difficulty_level; concepts and domains have none and drop out),
 --          page (1..100000, default 1), per_page (1..50, default 20), snapshot_id (optional).
 -- Returns: {data: [{type,id,slug,title,summary,score}], meta: {total,page,per_page,total_pages,
---          has_next,has_prev}, facets: {types: {spark,concept,trail,domain}, difficulties:
---          {beginner,intermediate,advanced,expert}}}. Ordered by score desc, then lower(title),
---          type, id. At most 1000 matches are ranked (title matches first, then type and id);
---          pages beyond them are empty; meta.total and the facets count every match.
---          facets.types ignores the type filter and facets.difficulties ignores the difficulty
---          filter. When the full-text query matches nothing, titles are matched by trigram word
---          similarity instead (typo tolerance) and score is that similarity.
+--          has_next,has_prev[,corrected_query]}, facets: {types: {spark,concept,trail,domain},
+--          difficulties: {beginner,intermediate,advanced,expert}}}. Ordered by score desc, then
+--          lower(title), type, id. At most 1000 matches are ranked (title matches first, then
+--          type and id); pages beyond them are empty; meta.total and the facets count every
+--          match. facets.types ignores the type filter and facets.difficulties ignores the
+--          difficulty filter. meta.corrected_query (normalised text) is present when typo
+--          correction replaced words of q. When neither q nor its correction matches, titles
+--          are matched by trigram word similarity instead and score is that similarity.
 -- Errors:  22023 invalid q, type, difficulty, page or per_page; P0002 unknown snapshot_id.
 create or replace function api.search_content(q text, type text default null::text, difficulty text default null::text, page integer default 1, per_page integer default 20, snapshot_id uuid default null::uuid)
 returns jsonb
@@ -672,6 +1129,7 @@ declare
   snapshot uuid;
   query tsquery;
   fuzzy boolean := false;
+  corrected text;
   single_lexeme text;
   lexeme_matches integer := 2;
   total integer := 0;
@@ -683,8 +1141,8 @@ declare
   candidate_ids uuid[] := '{}';
   data jsonb;
   bytewise_titles constant boolean := private.title_order_is_bytewise();
-  -- titles starting with the query (LIKE-escaped), computed once rather than per candidate
-  title_prefix text := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(normalized, '\', '\\'), '%', '\%'), '_', '\_') || '%';
+  -- titles starting with the (corrected) query, LIKE-escaped: computed once rather than per candidate
+  title_prefix text;
 begin
   if search_content.q is null or pg_catalog.char_length(pg_catalog.btrim(search_content.q)) not between 1 and 200 then
     raise exception using errcode = '22023', message = 'q must be 1 to 200 characters',
@@ -699,6 +1157,15 @@ begin
   perform private.require_range('per_page', search_content.per_page, 1, 50);
 
   snapshot := private.resolve_snapshot_id(search_content.snapshot_id);
+  -- Typo tolerance: words matching nothing in the snapshot are corrected against its lexicon;
+  -- the correction is used when it finds something.
+  corrected := private.search_correct(snapshot, normalized);
+  if corrected is not null and private.search_has_match(snapshot, private.search_query(corrected)) then
+    normalized := corrected;
+  else
+    corrected := null;
+  end if;
+  title_prefix := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(normalized, '\', '\\'), '%', '\%'), '_', '\_') || '%';
   query := private.search_query(normalized);
 
   if pg_catalog.numnode(query) > 0 then
@@ -872,10 +1339,11 @@ begin
                                                     normalized, fuzzy, search_content.page, search_content.per_page)),
     -- Pages stop at the rank cap; the total counts every match.
     'meta', private.page_meta(least(total, rank_cap), search_content.page, search_content.per_page)
-            || pg_catalog.jsonb_build_object('total', total),
+            || pg_catalog.jsonb_build_object('total', total)
+            || case when corrected is not null then pg_catalog.jsonb_build_object('corrected_query', corrected) else '{}'::jsonb end,
     'facets', pg_catalog.jsonb_build_object('types', type_counts, 'difficulties', level_counts));
 end
 $$;
-comment on function api.search_content(text,text,text,integer,integer,uuid) is
-  'Full-text search (english, accent-insensitive, title A > summary/description B) over sparks, concepts, trails, domains of a snapshot. Params: q, type, difficulty, page, per_page (max 50), snapshot_id. Returns {data:[{type,id,slug,title,summary,score}], meta, facets:{types,difficulties}}. Errors: 22023 invalid parameter, P0002 unknown snapshot.';
-grant execute on function api.search_content(text,text,text,integer,integer,uuid) to anon, authenticated;
+comment on function api.search_content(text, text, text, integer, integer, uuid) is
+  'Full-text search (english, accent-insensitive, typo-tolerant, title A > summary/description B) over sparks, concepts, trails, domains of a snapshot. Params: q, type, difficulty, page, per_page (max 50), snapshot_id. Returns {data:[{type,id,slug,title,summary,score}], meta (corrected_query when q was corrected), facets:{types,difficulties}}. Errors: 22023 invalid parameter, P0002 unknown snapshot.';
+grant execute on function api.search_content(text, text, text, integer, integer, uuid) to anon, authenticated;

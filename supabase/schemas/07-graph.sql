@@ -98,7 +98,7 @@ begin
   ),
   page_rows as (
     select d.*, pg_catalog.row_number() over (
-             order by pg_catalog.lower(d.source_title), pg_catalog.lower(d.target_title), d.type,
+             order by pg_catalog.lower(d.source_title) collate app.alphabetical, pg_catalog.lower(d.target_title) collate app.alphabetical, d.type,
                       d.source_id, d.target_id, d.snapshot_id) as position
     from described d
     order by position
@@ -644,7 +644,7 @@ begin
     'max_depth', get_spark_graph.max_depth,
     'nodes', (select pg_catalog.json_agg(
                        pg_catalog.json_build_object('id', n.spark_id, 'slug', n.slug, 'title', n.title, 'depth', n.depth)
-                       order by n.depth, pg_catalog.lower(n.title), n.spark_id)
+                       order by n.depth, pg_catalog.lower(n.title) collate app.alphabetical, n.spark_id)
               from nodes n),
     -- The links into every returned node from a returned node: for all three directions, every
     -- prerequisite link with both ends returned. "(... in (...)) is true" keeps the membership
@@ -727,7 +727,7 @@ begin
 
   select pg_catalog.json_build_object(
     'target_id', root.id,
-    'path', coalesce(pg_catalog.json_agg(c.step order by c.round, c.title, c.id)
+    'path', coalesce(pg_catalog.json_agg(c.step order by c.round, c.title collate app.alphabetical, c.id)
                        filter (where not (c.id = any (mastered))), '[]'::json),
     'total_mins', coalesce(pg_catalog.sum(c.minutes) filter (where not (c.id = any (mastered))), 0),
     'skipped_count', pg_catalog.count(*) filter (where c.id = any (mastered))

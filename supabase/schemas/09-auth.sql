@@ -59,9 +59,16 @@ create table app.refresh_tokens (
   parent_id uuid references app.refresh_tokens (id) on delete cascade,
   created_at timestamp with time zone default now() not null,
   rotated_at timestamp with time zone,
-  revoked_at timestamp with time zone
+  revoked_at timestamp with time zone,
+  -- The successor token set (new refresh token, access token, expiry) of a rotated token,
+  -- AES-256-GCM sealed by the API with a key derived (HKDF) from the raw old refresh token, which
+  -- the database never sees (it holds only its SHA-256). Readable only by whoever presents that
+  -- token again; cleared when the grace window can no longer apply (cleanup) or on revocation.
+  successor_sealed text check (successor_sealed is null or pg_catalog.length(successor_sealed) <= 8192)
 );
 comment on table app.refresh_tokens is 'Refresh tokens (SHA-256 hashes) with their rotation chain.';
+comment on column app.refresh_tokens.successor_sealed is
+  'The successor token set of a rotated token, sealed with a key derived from the raw token (never stored); replayed to a retry inside the grace window.';
 alter table app.refresh_tokens enable row level security;
 
 create index refresh_tokens_session_idx on app.refresh_tokens (session_id);
@@ -99,6 +106,24 @@ comment on table app.outbox_events is
 alter table app.outbox_events enable row level security;
 
 create index outbox_events_unpublished_idx on app.outbox_events (id) where (published_at is null);
+
+-- A token this service accepts but whose session is not ours to end (another issuer sharing
+-- the JWT secret, e.g. Supabase Auth; a token without session_id) is signed out by recording
+-- it until it expires. It is identified by the SHA-256 of its claims as canonical jsonb text:
+-- the database never sees the raw token, and the claims (with jti, iat, exp) name it.
+-- private.check_request refuses a recorded token; the cleanup routine forgets it after exp.
+create table app.revoked_access_tokens (
+  claims_digest text primary key check (claims_digest ~ '^[0-9a-f]{64}$'),
+  user_id uuid not null,
+  expires_at timestamptz not null,
+  revoked_at timestamptz not null default pg_catalog.now()
+);
+comment on table app.revoked_access_tokens is
+  'Signed-out access tokens that have no session row here, by the SHA-256 of their claims, kept until they expire.';
+-- No policy and no grant: only the private functions read or write it.
+alter table app.revoked_access_tokens enable row level security;
+
+create index revoked_access_tokens_expiry_idx on app.revoked_access_tokens (expires_at);
 
 create or replace function private.user_json(u app.users)
 returns jsonb
@@ -270,12 +295,17 @@ as $$
 $$;
 comment on function private.record_access_token(uuid,text) is 'Stores the SHA-256 of the newest access token of a session.';
 
--- Rotates a refresh token. Returns {status:'ok', claims, session_id, access_expires_at} or
--- {status:'invalid'|'expired'|'revoked'}; failures are returned, not raised, so a revocation
--- caused by reuse commits together with the answer.
---   unused token          → rotated: marked used, a child token issued
---   used, inside grace    → a concurrent refresh (another tab): a sibling child is issued
+-- Rotates a refresh token. Returns {status:'ok', claims, session_id, access_expires_at},
+-- {status:'replay', session_id, sealed} or {status:'invalid'|'expired'|'revoked'[, reason]};
+-- failures are returned, not raised, so a revocation caused by reuse commits with the answer.
+--   unused token          → rotated: marked used, one child token issued (the successor); the
+--                           API seals the successor set into the token (seal_refresh_successor)
+--                           in the same transaction
+--   used, inside grace    → a retry or another tab: the same successor set, sealed ('replay');
+--                           no second branch is ever minted
 --   used, after grace     → reuse attack: the session and all its tokens are revoked
+-- Concurrent refreshes of one session queue on the session row, so a retry always sees the
+-- first rotation committed with its sealed successor.
 create or replace function private.refresh_session(refresh_hash text, new_refresh_hash text, grace_seconds integer, access_ttl_seconds integer)
 returns jsonb
 language plpgsql
@@ -302,21 +332,26 @@ begin
     update app.sessions
     set active = false, ended_at = pg_catalog.now(), end_reason = private.session_end_reason(sess)
     where id = sess.id;
-    update app.refresh_tokens set revoked_at = pg_catalog.now() where session_id = sess.id and revoked_at is null;
+    update app.refresh_tokens set revoked_at = pg_catalog.now(), successor_sealed = null
+    where session_id = sess.id and revoked_at is null;
     return '{"status":"expired"}'::jsonb;
   end if;
 
-  if token.rotated_at is not null
-     and token.rotated_at + pg_catalog.make_interval(secs => refresh_session.grace_seconds) < pg_catalog.now() then
+  if token.rotated_at is not null then
+    -- Inside the grace window a retry gets the successor it already has; after it (or without
+    -- a sealed successor to give) a used token is a reuse: the whole family goes.
+    if token.rotated_at + pg_catalog.make_interval(secs => refresh_session.grace_seconds) >= pg_catalog.now()
+       and token.successor_sealed is not null then
+      return pg_catalog.jsonb_build_object('status', 'replay', 'session_id', sess.id, 'sealed', token.successor_sealed);
+    end if;
     update app.sessions set active = false, ended_at = pg_catalog.now(), end_reason = 'refresh_token_reuse'
     where id = sess.id;
-    update app.refresh_tokens set revoked_at = pg_catalog.now() where session_id = sess.id and revoked_at is null;
+    update app.refresh_tokens set revoked_at = pg_catalog.now(), successor_sealed = null
+    where session_id = sess.id and revoked_at is null;
     return '{"status":"revoked","reason":"refresh_token_reuse"}'::jsonb;
   end if;
 
-  if token.rotated_at is null then
-    update app.refresh_tokens set rotated_at = pg_catalog.now() where id = token.id;
-  end if;
+  update app.refresh_tokens set rotated_at = pg_catalog.now() where id = token.id;
   insert into app.refresh_tokens (session_id, token_hash, parent_id)
   values (sess.id, refresh_session.new_refresh_hash, token.id);
 
@@ -335,7 +370,21 @@ begin
 end
 $$;
 comment on function private.refresh_session(text,text,integer,integer) is
-  'Rotates a refresh token (grace window for concurrent use; reuse after it revokes the session). Returns {status,...}.';
+  'Rotates a refresh token: one successor per token; a retry inside the grace window gets that successor back sealed (status replay); reuse after it revokes the session. Returns {status,...}.';
+
+-- Stores the sealed successor token set of the token just rotated (same transaction as
+-- refresh_session, which holds the session row, so no retry can miss it).
+create or replace function private.seal_refresh_successor(refresh_hash text, sealed text)
+returns void
+language sql
+security definer
+set search_path = ''
+as $$
+  update app.refresh_tokens t set successor_sealed = seal_refresh_successor.sealed
+  where t.token_hash = seal_refresh_successor.refresh_hash and t.rotated_at is not null and t.revoked_at is null
+$$;
+comment on function private.seal_refresh_successor(text,text) is
+  'Stores the sealed successor token set of a just-rotated refresh token (by its SHA-256), for retries inside the grace window.';
 
 -- Ends a session at logout. 28000 when the session is unknown, not the caller's, or already ended.
 create or replace function private.end_session(session_id uuid, user_id uuid)
@@ -362,13 +411,104 @@ $$;
 comment on function private.end_session(uuid,uuid) is
   'Logout: deactivates the session, revokes its refresh tokens, writes identity.user_logged_out.';
 
+-- The digest that names a token: SHA-256 (hex) of its claims as canonical jsonb text, so the
+-- API's claims text and PostgREST's give the same digest for the same token.
+create or replace function private.access_token_digest(claims jsonb)
+returns text
+language sql
+immutable
+set search_path = ''
+as $$
+  select pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(access_token_digest.claims::text, 'UTF8')), 'hex')
+$$;
+comment on function private.access_token_digest(jsonb) is
+  'SHA-256 (hex) of a token''s claims as canonical jsonb text: how a signed-out token without a session is recorded.';
+-- api.get_session (security invoker) names a session-less token's session by it too.
+grant execute on function private.access_token_digest(jsonb) to authenticated;
+
+-- Whether a token without a session row here was signed out (and has not expired yet).
+create or replace function private.access_token_signed_out(claims jsonb)
+returns boolean
+language sql
+stable
+security definer
+set search_path = ''
+as $$
+  select exists (
+    select 1 from app.revoked_access_tokens r
+    where r.claims_digest = private.access_token_digest(access_token_signed_out.claims)
+      and r.expires_at > pg_catalog.now())
+$$;
+comment on function private.access_token_signed_out(jsonb) is
+  'True when a token (by its claims) without a session row here was signed out and has not expired.';
+
+-- private.sign_out
+-- Purpose: POST /auth/logout for any token the service accepts (claims already verified).
+--          A token naming a session of ours ends that session (as private.end_session: its
+--          refresh tokens revoked, identity.user_logged_out written). Any other token is
+--          recorded in app.revoked_access_tokens until its exp, and the same event written.
+-- Params:  claims (the verified JWT payload).
+-- Returns: {success:true, message}.
+-- Errors:  28000 when the session is not the caller's or already ended, or the token was
+--          already signed out; 22023 for claims without a uuid sub or a numeric exp.
+create or replace function private.sign_out(claims jsonb)
+returns jsonb
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  uuid_pattern constant text := '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+  claimed_user uuid;
+  named_session uuid;
+  outer_claims text;
+begin
+  if not coalesce(sign_out.claims ->> 'sub' ~ uuid_pattern, false)
+     or pg_catalog.jsonb_typeof(sign_out.claims -> 'exp') is distinct from 'number' then
+    raise exception using errcode = '22023', message = 'The token names no user or has no expiry';
+  end if;
+  -- The session check of every request, on these claims (set as the dispatcher sets them, then
+  -- put back): a token it refuses (ended, unknown to our issuer, signed out) has nothing left to
+  -- sign out (28000).
+  outer_claims := pg_catalog.current_setting('request.jwt.claims', true);
+  perform pg_catalog.set_config('request.jwt.claims', sign_out.claims::text, true);
+  perform private.check_request();
+  perform pg_catalog.set_config('request.jwt.claims', coalesce(outer_claims, ''), true);
+  claimed_user := (sign_out.claims ->> 'sub')::uuid;
+  if coalesce(sign_out.claims ->> 'session_id' ~ uuid_pattern, false) then
+    named_session := (sign_out.claims ->> 'session_id')::uuid;
+  end if;
+
+  if named_session is not null and exists (select 1 from app.sessions s where s.id = named_session) then
+    return private.end_session(named_session, claimed_user);
+  end if;
+
+  insert into app.revoked_access_tokens (claims_digest, user_id, expires_at)
+  values (private.access_token_digest(sign_out.claims), claimed_user,
+          pg_catalog.to_timestamp((sign_out.claims ->> 'exp')::double precision))
+  on conflict (claims_digest) do nothing;
+  if not found then
+    raise exception using errcode = '28000', message = 'Session is no longer active';
+  end if;
+  insert into app.outbox_events (event_type, aggregate_id, payload)
+  values ('identity.user_logged_out', claimed_user,
+          pg_catalog.jsonb_build_object('user_id', claimed_user, 'session_id', named_session,
+            'occurred_at', pg_catalog.now()));
+  return pg_catalog.jsonb_build_object('success', true, 'message', 'Signed out');
+end
+$$;
+comment on function private.sign_out(jsonb) is
+  'Logout for any accepted token: ends its session here, or records the session-less token (claims digest) until it expires; writes identity.user_logged_out. 28000 when already signed out.';
+
 -- The cleanup routine (server interval, or pg_cron: `select private.cleanup_sessions()`).
--- Reading of the spec's "active → inactive on access token expiry handled by the cleanup
--- routine": a session whose access token has expired is deactivated once it can no longer be
--- renewed, i.e. its absolute lifetime is over or it has been idle (no refresh) for longer
--- than its inactivity limit. A session whose access token merely expired while it is still
--- refreshable stays active, otherwise refresh would race the cleanup. Also deletes OAuth
--- attempts that expired more than a day ago.
+-- The spec's state table: "active → inactive on access token expiry, handled by the cleanup
+-- routine". A session whose access token has expired is deactivated once it can no longer be
+-- refreshed: its idle limit (seconds without a refresh) or its absolute lifetime is over. The
+-- API's default idle limit is the access-token lifetime plus a 10 s clock skew
+-- (SESSION_IDLE_TIMEOUT_S), so by default an access token that expires without a refresh ends
+-- its session, as the table says; deployments may configure a longer idle limit. Also clears
+-- sealed refresh successors past any grace window (at most 300 s), forgets signed-out tokens
+-- that have expired, and deletes OAuth attempts that expired more than a day ago.
 create or replace function private.cleanup_sessions()
 returns jsonb
 language plpgsql
@@ -388,9 +528,14 @@ begin
     returning s.id)
   select pg_catalog.count(*) into deactivated from ended;
 
-  update app.refresh_tokens t set revoked_at = pg_catalog.now()
+  update app.refresh_tokens t set revoked_at = pg_catalog.now(), successor_sealed = null
   where t.revoked_at is null
     and exists (select 1 from app.sessions s where s.id = t.session_id and not s.active);
+
+  update app.refresh_tokens t set successor_sealed = null
+  where t.successor_sealed is not null and t.rotated_at < pg_catalog.now() - interval '300 seconds';
+
+  delete from app.revoked_access_tokens r where r.expires_at <= pg_catalog.now();
 
   delete from app.oauth_attempts a where a.expires_at < pg_catalog.now() - interval '1 day';
   get diagnostics attempts = row_count;
@@ -399,7 +544,7 @@ begin
 end
 $$;
 comment on function private.cleanup_sessions() is
-  'Deactivates sessions whose access token expired and that can no longer be refreshed (absolute or idle limit), revokes their refresh tokens, purges old OAuth attempts.';
+  'Deactivates sessions whose access token expired and that can no longer be refreshed (idle limit, by default the token lifetime + 10 s, or absolute limit), revokes their refresh tokens, clears stale sealed successors and expired sign-outs, purges old OAuth attempts.';
 
 -- Development only (the token CLI refuses NODE_ENV=production): sets role and plan.
 create or replace function private.set_user_access(user_id uuid, user_role text, subscription_plan text)
@@ -420,37 +565,65 @@ comment on function private.set_user_access(uuid,text,text) is 'Sets a user''s r
 -- Purpose: the caller's sign-in state for GET /auth/session.
 -- Params:  none (reads the JWT claims).
 -- Returns: {authenticated:true, user:{id,email,display_name,provider,avatar_url},
---           session:{id,provider,expires_at,created_at}|null}, or the anonymous shape
---           {authenticated:false, user:null, session:null}. The dispatcher has already
---           refused a session-bound token whose session is not live (28000).
--- Errors:  none of its own.
+--           session:{id,provider,expires_at,created_at}}, or the anonymous shape
+--           {authenticated:false, user:null, session:null}. The session is the row the token
+--           names; for a token without a session row here (another issuer's, or none named) it
+--           is built from the claims: id = session_id (else a uuid from the claims digest),
+--           provider = app_metadata.provider (else the profile's, else the issuer),
+--           expires_at = exp, created_at = iat (else nbf, else exp); the development bypass
+--           has no token, so its expires_at and created_at are null. The dispatcher has already
+--           refused a token whose session is not live or that was signed out (28000).
+-- Errors:  none of its own. (plpgsql, so an anonymous caller returns before any table it may
+--          not read is planned.)
 -- ---------------------------------------------------------------------------------------------
 create or replace function api.get_session()
 returns jsonb
-language sql
+language plpgsql
 stable
+security invoker
 set search_path = ''
 as $$
-  select case when (select auth.uid()) is null then
-    '{"authenticated":false,"user":null,"session":null}'::jsonb
-  else pg_catalog.jsonb_build_object(
+declare
+  caller_id uuid := (select auth.uid());
+  claims jsonb := (select auth.jwt());
+  named_session uuid;
+  state jsonb;
+begin
+  -- Before any table is touched: anon holds no privilege on the profile and session tables.
+  if caller_id is null then
+    return '{"authenticated":false,"user":null,"session":null}'::jsonb;
+  end if;
+  if claims ->> 'session_id' ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' then
+    named_session := (claims ->> 'session_id')::uuid;
+  end if;
+
+  select pg_catalog.jsonb_build_object(
     'authenticated', true,
-    'user', coalesce(
-      (select pg_catalog.jsonb_build_object('id', u.id, 'email', u.email, 'display_name', u.display_name,
-                'provider', u.provider, 'avatar_url', u.avatar_url)
-       from app.users u where u.id = (select auth.uid())),
+    'user', case
+      when u.id is not null then
+        pg_catalog.jsonb_build_object('id', u.id, 'email', u.email, 'display_name', u.display_name,
+          'provider', u.provider, 'avatar_url', u.avatar_url)
       -- A valid token of a user without a profile here (e.g. minted by Supabase itself).
-      pg_catalog.jsonb_build_object('id', (select auth.uid()), 'email', (select auth.jwt()) ->> 'email',
-        'display_name', '', 'provider', null, 'avatar_url', null)),
-    'session', (
-      select pg_catalog.jsonb_build_object('id', s.id, 'provider', s.provider,
-        'expires_at', s.access_expires_at, 'created_at', s.created_at)
-      from app.sessions s
-      where s.id = ((select auth.jwt()) ->> 'session_id')::uuid and s.user_id = (select auth.uid())))
-  end
+      else pg_catalog.jsonb_build_object('id', caller_id, 'email', claims ->> 'email',
+        'display_name', '', 'provider', null, 'avatar_url', null) end,
+    'session', coalesce(
+      (select pg_catalog.jsonb_build_object('id', s.id, 'provider', s.provider,
+         'expires_at', s.access_expires_at, 'created_at', s.created_at)
+       from app.sessions s
+       where s.id = named_session and s.user_id = caller_id),
+      pg_catalog.jsonb_build_object(
+        'id', coalesce(named_session, pg_catalog.left(private.access_token_digest(claims), 32)::uuid),
+        'provider', coalesce(claims -> 'app_metadata' ->> 'provider', u.provider, claims ->> 'iss', 'jwt'),
+        'expires_at', pg_catalog.to_timestamp((claims ->> 'exp')::double precision),
+        'created_at', pg_catalog.to_timestamp(coalesce(claims ->> 'iat', claims ->> 'nbf', claims ->> 'exp')::double precision))))
+    into state
+  from (select 1) one
+  left join app.users u on u.id = caller_id;
+  return state;
+end
 $$;
 comment on function api.get_session() is
-  'The caller''s sign-in state: {authenticated, user, session} (anonymous: false, null, null). No params. No errors of its own.';
+  'The caller''s sign-in state: {authenticated, user, session} (anonymous: false, null, null); an authenticated caller always has a session object (its row, or built from the token''s claims). No params. No errors of its own.';
 grant execute on function api.get_session() to anon, authenticated;
 
 -- Shared rate-limit counters for several API instances (RATE_LIMIT_STORE=postgres).

@@ -6,9 +6,12 @@
 -- A token whose `session_id` names a session in app.sessions (sessions are never deleted) must
 -- belong to `sub` and be live; a token of this API's own issuer (the connection setting
 -- `sparkpath.token_issuer`, default `sparkpath`) must name such a session. Another issuer's token
--- sharing the JWT secret (Supabase Auth carries its own `session_id`) is not ours to judge.
+-- sharing the JWT secret (Supabase Auth carries its own `session_id`) is not ours to judge, and
+-- a token that names no session binds nothing, unless such a token was signed out here
+-- (POST /auth/logout records it in app.revoked_access_tokens until it expires).
 -- Errors: 28000 when the token names a session that is ended, expired, idle or another user's,
---         or, for this API's own tokens, a session that does not exist.
+--         or, for this API's own tokens, a session that does not exist; or when a token
+--         without a session of ours was signed out.
 create or replace function private.check_request()
 returns void
 language plpgsql
@@ -21,18 +24,25 @@ declare
   uuid_pattern constant text := '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
   named_session app.sessions%rowtype;
 begin
-  -- A token that names no session (anonymous, service, a plain HS256 token) binds nothing.
-  if claims is null or not (claims ? 'session_id') then
+  if claims is null then
     return;
+  end if;
+  -- A token that names no session (a plain HS256 token, the identity service's) binds nothing,
+  -- unless it was signed out.
+  if not (claims ? 'session_id') then
+    if not private.access_token_signed_out(claims) then
+      return;
+    end if;
+    raise exception using errcode = '28000', message = 'Session is no longer active; sign in again';
   end if;
   -- Checked by pattern rather than by a failing cast: an exception block would cost a
   -- subtransaction on every request. A malformed (or null) session id or subject is nobody's.
   if coalesce(claims ->> 'session_id' ~ uuid_pattern and claims ->> 'sub' ~ uuid_pattern, false) then
     select s.* into named_session from app.sessions s where s.id = (claims ->> 'session_id')::uuid;
     if not found then
-      -- Another issuer's session (e.g. Supabase Auth) is not ours to judge; our own issuer's
-      -- tokens must name a session of ours.
-      if claims ->> 'iss' is distinct from own_issuer then
+      -- Another issuer's session (e.g. Supabase Auth) is not ours to judge unless its token was
+      -- signed out here; our own issuer's tokens must name a session of ours.
+      if claims ->> 'iss' is distinct from own_issuer and not private.access_token_signed_out(claims) then
         return;
       end if;
     elsif named_session.active
@@ -45,7 +55,7 @@ begin
 end
 $$;
 comment on function private.check_request() is
-  'Refuses (28000) a request whose token names a session that is ended, expired, idle or another user''s, or (for this API''s own issuer) no session of ours. Called by private.dispatch; PostgREST''s db-pre-request hook.';
+  'Refuses (28000) a request whose token names a session that is ended, expired, idle or another user''s, or (for this API''s own issuer) no session of ours, or a session-less token that was signed out. Called by private.dispatch; PostgREST''s db-pre-request hook.';
 grant execute on function private.check_request() to anon, authenticated;
 
 -- The dispatchers: PostgREST's per-request contract in one statement.

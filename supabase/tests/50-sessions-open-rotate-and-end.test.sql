@@ -1,6 +1,7 @@
 -- Sessions from sign-in to end: sign-in resolves identities and opens a session, refresh tokens
--- rotate (a reuse after the grace window revokes the session), the dispatcher refuses tokens of
--- ended sessions, and logout and cleanup end sessions with their reason.
+-- rotate (a retry inside the grace window gets the same successor, a reuse after it revokes the
+-- session), the dispatcher refuses tokens of ended sessions, and logout and cleanup end sessions
+-- with their reason.
 begin;
 select plan(25);
 
@@ -37,9 +38,11 @@ select is((select ip_address from app.sessions where id = current_setting('t.s2'
 
 -- Refresh rotation
 select is(private.refresh_session(repeat('a', 64), repeat('d', 64), 10, 3600) ->> 'status', 'ok', 'an unused refresh token rotates');
-select is(private.refresh_session(repeat('a', 64), repeat('e', 64), 10, 3600) ->> 'status', 'ok', 'a reuse inside the grace window gets tokens');
+-- The API seals the successor set in the same transaction (55 covers the replay itself).
+select private.seal_refresh_successor(repeat('a', 64), 'sealed');
+select is(private.refresh_session(repeat('a', 64), repeat('e', 64), 10, 3600) ->> 'status', 'replay', 'a reuse inside the grace window gets the same successor');
 select is((select count(*)::int from app.refresh_tokens where parent_id = (select id from app.refresh_tokens where token_hash = repeat('a', 64))),
-  2, 'both children hang off the rotated token');
+  1, 'one child hangs off the rotated token, never a second branch');
 update app.refresh_tokens set rotated_at = now() - interval '11 seconds' where token_hash = repeat('a', 64);
 select is(private.refresh_session(repeat('a', 64), repeat('f', 64), 10, 3600),
   '{"status":"revoked","reason":"refresh_token_reuse"}'::jsonb, 'a reuse after the grace window is treated as an attack');

@@ -253,15 +253,17 @@ describe('graph routes', () => {
     expect((await get('/graph/path?target=beta&snapshot_id=3f1c2d4e-5b6a-4c7d-8e9f-0a1b2c3d4e5f')).res.status).toBe(404);
   });
 
-  it('GET /graph requires a signed-in user: 401 anonymous, 403 for service callers', async () => {
+  it('GET /graph requires a JWT or the service header: 401 anonymous; service callers read content, not paths', async () => {
     for (const path of ['/graph/sparks/loops', '/graph/path?target=loops', '/graph/links/sparks']) {
       const anonymous = await get(path, {});
       expect(anonymous.res.status, path).toBe(401);
       expect(anonymous.body.error.code).toBe('UNAUTHORIZED');
-      const service = await get(path, { 'X-Service-Auth': TEST_SERVICE_SECRET });
-      expect(service.res.status, path).toBe(403);
-      expect(service.body.error.code).toBe('FORBIDDEN');
     }
+    expect((await get('/graph/sparks/loops', { 'X-Service-Auth': TEST_SERVICE_SECRET })).res.status).toBe(200);
+    expect((await get('/graph/links/sparks', { 'X-Service-Auth': TEST_SERVICE_SECRET })).res.status).toBe(200);
+    const path = await get('/graph/path?target=loops', { 'X-Service-Auth': TEST_SERVICE_SECRET });
+    expect(path.res.status).toBe(403);
+    expect(path.body.error).toMatchObject({ code: 'FORBIDDEN', details: { reason: 'learner_required' } });
   });
 
   it('GET /graph/health answers ok without credentials', async () => {

@@ -29,8 +29,20 @@ const SessionState = z
       z.null(),
     ]),
     session: z
-      .union([z.object({ id: Uuid, provider: z.string(), expires_at: z.string(), created_at: z.string() }), z.null()])
-      .openapi({ description: 'The session of a session-bound token; expires_at is the access token expiry' }),
+      .union([
+        z.object({
+          id: Uuid,
+          provider: z.string(),
+          // null only for the development bypass, which has no token.
+          expires_at: z.string().nullable(),
+          created_at: z.string().nullable(),
+        }),
+        z.null(),
+      ])
+      .openapi({
+        description:
+          'null exactly when anonymous. The session row of a session-bound token (expires_at = access token expiry); for a token without a session here, built from its claims (id = session_id or a digest-derived uuid, provider = app_metadata.provider, expires_at = exp, created_at = iat).',
+      }),
   })
   .openapi('SessionState');
 
@@ -99,12 +111,12 @@ export const logout = createRoute({
   tags: ['Auth'],
   summary: 'End the session',
   description:
-    'Bearer required. Deactivates the session (its access token is refused from now on), revokes its refresh tokens and clears both cookies.',
+    'Bearer required. Deactivates the session (its access token is refused from now on), revokes its refresh tokens and clears both cookies. A token without a session here (another issuer\'s, e.g. Supabase Auth) is recorded until it expires and refused from now on.',
   security: [{ bearerAuth: [] }],
   responses: {
     200: jsonContent(z.object({ success: z.boolean(), message: z.string() }), 'Signed out'),
     ...commonErrors,
-    401: errorResponse('UNAUTHORIZED: no bearer token, or its session has already ended'),
+    401: errorResponse('UNAUTHORIZED: no bearer token, or its session has already ended (or it was already signed out)'),
   },
 });
 
@@ -114,7 +126,7 @@ export const refresh = createRoute({
   tags: ['Auth'],
   summary: 'Rotate the tokens',
   description:
-    'Takes the refresh token from the JSON body or the `svc-refresh-token` cookie, returns a new access and refresh token and sets both cookies again. The old refresh token stops working; a reuse after the grace window revokes the whole session.',
+    'Takes the refresh token from the JSON body or the `svc-refresh-token` cookie, returns a new access and refresh token and sets both cookies again. Each refresh token has one successor: a retry inside the grace window (REFRESH_REUSE_GRACE_S, a lost response or another tab) returns that same token set; any later use revokes the whole session.',
   request: {
     body: {
       required: false,

@@ -29,11 +29,14 @@ const responses = (schema: z.ZodType, description: string) => ({
 
 const optionalSlug = (description: string) => Slug.optional().openapi({ description });
 
+// The spec documents the default as `all`: sent explicitly it means the same as leaving it out
+// (same answer, same ETag).
 export const TypesQuery = z
   .string()
-  .regex(/^(domain|trail|concept)(,(domain|trail|concept))*$/i, 'must be a comma-separated subset of domain, trail, concept')
+  .regex(/^(all|(domain|trail|concept)(,(domain|trail|concept))*)$/i, 'must be all or a comma-separated subset of domain, trail, concept')
   .optional()
-  .openapi({ description: 'Comma-separated subset of domain,trail,concept. Default: all three.', example: 'trail,concept' });
+  .transform((value) => (value?.toLowerCase() === 'all' ? undefined : value))
+  .openapi({ type: 'string', description: 'all (the default), or a comma-separated subset of domain,trail,concept.', example: 'trail,concept' });
 
 export const listTrails = createRoute({
   method: 'get',

@@ -1,5 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { requirePermission } from '../../context/middleware.js';
+import { forbidden } from '../../http/api-error.js';
+import type { MiddlewareHandler } from 'hono';
+import type { AppEnv } from '../../http/env.js';
 import { booleanQuery, commonErrors, errorResponse, intQuery, jsonContent, notModified, pageQuery, PaginationMetaSchema, PRIVATE_SNAPSHOT_CACHING, Slug, Uuid } from '../../http/schemas.js';
 
 /** Documented maximums (the spec leaves them open); SQL enforces the same bounds. */
@@ -8,9 +11,13 @@ export const LINKS_MAX_PER_PAGE = 100;
 
 const LINK_TYPES = ['prerequisite', 'related', 'extends'] as const;
 
-const authErrors = {
+const contentAuthErrors = {
+  401: errorResponse('UNAUTHORIZED: a JWT or X-Service-Auth is required'),
+  403: errorResponse('FORBIDDEN: the caller lacks READ_PUBLIC_CONTENT'),
+};
+const pathAuthErrors = {
   401: errorResponse('UNAUTHORIZED: a user JWT is required'),
-  403: errorResponse('FORBIDDEN: service callers and callers without READ_PUBLIC_CONTENT'),
+  403: errorResponse('FORBIDDEN: service callers (a path is computed from one learner\'s mastered sparks) and callers without READ_PUBLIC_CONTENT'),
 };
 
 const GraphNode = z
@@ -48,8 +55,21 @@ export const SparkLinksSchema = z
   })
   .openapi('SparkLinks');
 
-const security: Record<string, string[]>[] = [{ bearerAuth: [] }, { cookieAuth: [] }];
-const guard = requirePermission('READ_PUBLIC_CONTENT');
+// The graph and its links are content: service callers read them (READ_PUBLIC_CONTENT, spec
+// "Service-to-service access"). A learning path is one learner's (it skips their mastered sparks).
+const contentSecurity: Record<string, string[]>[] = [{ bearerAuth: [] }, { cookieAuth: [] }, { serviceAuth: [] }];
+const learnerSecurity: Record<string, string[]>[] = [{ bearerAuth: [] }, { cookieAuth: [] }];
+const contentGuard = requirePermission('READ_PUBLIC_CONTENT', { allowService: true });
+const refuseServiceCallers: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (c.get('context').kind === 'service') {
+    throw forbidden(
+      'A learning path is personal: it is computed from one learner\'s mastered sparks, and a service caller has no learner (use a learner\'s token, or read /graph/sparks/{slug})',
+      { reason: 'learner_required' },
+    );
+  }
+  await next();
+};
+const pathGuard = requirePermission('READ_PUBLIC_CONTENT');
 const snapshotQuery = { snapshot_id: Uuid.optional() };
 
 export const getSparkGraph = createRoute({
@@ -62,8 +82,8 @@ export const getSparkGraph = createRoute({
     `Each node once, at its shortest depth from the root (0). max_depth defaults to 3, at most ${GRAPH_MAX_DEPTH}. ` +
     'edges are the prerequisite links between returned nodes. ' +
     PRIVATE_SNAPSHOT_CACHING,
-  middleware: [guard] as const,
-  security,
+  middleware: [contentGuard] as const,
+  security: contentSecurity,
   request: {
     params: z.object({ slug: Slug }),
     query: z.object({
@@ -76,7 +96,7 @@ export const getSparkGraph = createRoute({
     200: jsonContent(SparkGraphSchema, 'The subgraph'),
     304: notModified,
     ...commonErrors,
-    ...authErrors,
+    ...contentAuthErrors,
     404: errorResponse('NOT_FOUND: no spark has this slug (or snapshot_id names no snapshot)'),
   },
 });
@@ -90,15 +110,15 @@ export const getLearningPath = createRoute({
     'Every prerequisite ancestor of the target plus the target, each after all of its prerequisites: ' +
     "Kahn's algorithm in rounds, ties by title (case-insensitive) then id. skip_mastered (default true) leaves out " +
     'sparks the caller has a mastered learning event for; skipped_count counts them; total_mins sums the returned steps.',
-  middleware: [guard] as const,
-  security,
+  middleware: [refuseServiceCallers, pathGuard] as const,
+  security: learnerSecurity,
   request: {
     query: z.object({ target: Slug, skip_mastered: booleanQuery(true), ...snapshotQuery }),
   },
   responses: {
     200: jsonContent(LearningPathSchema, 'The path'),
     ...commonErrors,
-    ...authErrors,
+    ...pathAuthErrors,
     404: errorResponse('NOT_FOUND: no spark has the target slug (or snapshot_id names no snapshot)'),
   },
 });
@@ -113,8 +133,8 @@ export const listSparkLinks = createRoute({
     'spark limits the list to links touching it; direction (needs spark): outgoing (spark is the source), incoming ' +
     `(spark is the target), both (default). Ordered by source title, target title, type. per_page at most ${LINKS_MAX_PER_PAGE}. ` +
     PRIVATE_SNAPSHOT_CACHING,
-  middleware: [guard] as const,
-  security,
+  middleware: [contentGuard] as const,
+  security: contentSecurity,
   request: {
     query: z.object({
       spark: Slug.optional(),
@@ -128,7 +148,7 @@ export const listSparkLinks = createRoute({
     200: jsonContent(SparkLinksSchema, 'A page of links'),
     304: notModified,
     ...commonErrors,
-    ...authErrors,
+    ...contentAuthErrors,
     404: errorResponse('NOT_FOUND: no spark has this slug (or snapshot_id names no snapshot)'),
   },
 });

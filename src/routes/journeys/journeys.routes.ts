@@ -1,5 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { requirePermission } from '../../context/middleware.js';
+import { requireBearerToken } from '../../auth/bearer-only.js';
 import { commonErrors, Difficulty, errorResponse, jsonContent, Text, Uuid } from '../../http/schemas.js';
 
 /** Contracts of /user/me/journeys and /user/me/events. Progress is derived in SQL (docs/journeys.md). */
@@ -58,9 +59,11 @@ const LearningEvent = z
   })
   .openapi('LearningEvent');
 
-const security: Record<string, string[]>[] = [{ bearerAuth: [] }, { cookieAuth: [] }];
+// The spec: Authorization: Bearer on every /user request; the access-token cookie is refused.
+const security: Record<string, string[]>[] = [{ bearerAuth: [] }];
+const bearerOnly = requireBearerToken();
 const authErrors = {
-  401: errorResponse('UNAUTHORIZED: the bearer token is missing, invalid or expired'),
+  401: errorResponse('UNAUTHORIZED: the bearer token is missing, invalid or expired (the access-token cookie alone is not accepted: details.reason bearer_required)'),
   403: errorResponse('FORBIDDEN: service callers (and callers without the permission) cannot use /user/me'),
 } as const;
 
@@ -74,7 +77,7 @@ export const listUserJourneys = createRoute({
     'Every trail enrollment of the signed-in user with progress derived from their learning events. ' +
     'Sorts are descending: recent = last_activity_at, progress = completed/total ratio, started = started_at. Never cached.',
   security,
-  middleware: [requirePermission('TRACK_PROGRESS')] as const,
+  middleware: [bearerOnly, requirePermission('TRACK_PROGRESS')] as const,
   request: {
     query: z.object({
       status: JourneyStatus.optional().openapi({ description: 'Only journeys in this status' }),
@@ -96,7 +99,7 @@ export const getUserJourney = createRoute({
   summary: 'One journey with per-spark progress',
   description: 'By enrollment id (the id of a list item, not the trail id). Another user\'s enrollment is 404, like an unknown one.',
   security,
-  middleware: [requirePermission('TRACK_PROGRESS')] as const,
+  middleware: [bearerOnly, requirePermission('TRACK_PROGRESS')] as const,
   request: { params: z.object({ id: Uuid.openapi({ param: { name: 'id', in: 'path' } }) }) },
   responses: {
     200: jsonContent(UserJourneyDetail, 'The journey'),
@@ -116,7 +119,7 @@ export const enrollInTrail = createRoute({
     'Starts a journey on a trail of the current snapshot. 201 with the new journey; when the caller is already ' +
     'enrolled, 200 with the existing journey (nothing changes). Requires CREATE_JOURNEY.',
   security,
-  middleware: [requirePermission('CREATE_JOURNEY')] as const,
+  middleware: [bearerOnly, requirePermission('CREATE_JOURNEY')] as const,
   request: {
     body: { required: true, content: { 'application/json': { schema: z.object({ trail_id: Uuid }).openapi('EnrollRequest') } } },
   },
@@ -141,7 +144,7 @@ export const recordLearningEvent = createRoute({
     'Retries are safe: the same Idempotency-Key, or the same spark_id + verb + occurred_at, returns the original ' +
     'event with 200 and created=false. Reusing a key for a different event is 409. Requires TRACK_PROGRESS.',
   security,
-  middleware: [requirePermission('TRACK_PROGRESS')] as const,
+  middleware: [bearerOnly, requirePermission('TRACK_PROGRESS')] as const,
   request: {
     headers: z.object({
       'idempotency-key': Text(1, 200).optional().openapi({ description: 'Client-chosen key, unique per user; 1-200 characters' }),

@@ -29,10 +29,16 @@ const SearchItem = z
 const countsOf = <T extends readonly [string, ...string[]]>(keys: T) =>
   z.object(Object.fromEntries(keys.map((k) => [k, z.number().int()])) as Record<T[number], z.ZodNumber>);
 
+/** Present when typo correction replaced words of q: the (normalised) text actually used. */
+const CorrectedQuery = z.string().openapi({
+  description: 'Present only when words of q matched nothing and were typo-corrected: the normalised text the results are for ("showing results for …").',
+  example: 'testing',
+});
+
 export const SearchResultSchema = z
   .object({
     data: z.array(SearchItem),
-    meta: PaginationMetaSchema,
+    meta: PaginationMetaSchema.extend({ corrected_query: CorrectedQuery.optional() }),
     facets: z.object({
       types: countsOf(SEARCH_TYPES),
       difficulties: countsOf(['beginner', 'intermediate', 'advanced', 'expert'] as const),
@@ -41,7 +47,10 @@ export const SearchResultSchema = z
   .openapi('SearchResult');
 
 export const SuggestionsSchema = z
-  .object({ suggestions: z.array(z.object({ text: z.string(), type: SearchType })) })
+  .object({
+    suggestions: z.array(z.object({ text: z.string(), type: SearchType })),
+    meta: z.object({ corrected_query: CorrectedQuery }).optional().openapi({ description: 'Present only when typo-corrected suggestions are included.' }),
+  })
   .openapi('SearchSuggestions');
 
 const security: Record<string, string[]>[] = [{ bearerAuth: [] }, { cookieAuth: [] }, { serviceAuth: [] }];
@@ -54,7 +63,9 @@ export const searchContent = createRoute({
   summary: 'Full-text search across sparks, concepts, trails and domains',
   description:
     'English full-text search (accent-insensitive; title weighs more than summary/description) over the selected snapshot. ' +
-    'Plain words also match the last word as a prefix; when nothing matches, titles are matched with trigram similarity (typos). ' +
+    'Plain words also match the last word as a prefix. Typo-tolerant: a word that matches nothing in the snapshot is replaced by the closest word of the snapshot ' +
+    '(1 edit for words of 4-7 characters, 2 for 8 or more, a transposition counting as one; the last word also as a prefix), and meta.corrected_query says so; ' +
+    'when that finds nothing either, titles are matched with trigram similarity. ' +
     `Ordered by score, then title, type, id. per_page at most ${SEARCH_MAX_PER_PAGE}; at most 1000 matches are ranked (title matches first); meta.total and facets count every match. ` +
     'facets.types ignores the type filter, facets.difficulties ignores the difficulty filter. ' +
     PRIVATE_SNAPSHOT_CACHING,
@@ -63,7 +74,12 @@ export const searchContent = createRoute({
   request: {
     query: z.object({
       q: Text(1, 200, { trim: true }),
-      type: SearchType.optional(),
+      // `all` is the spec's documented default: the same as leaving type out.
+      type: z
+        .enum(['all', ...SEARCH_TYPES])
+        .optional()
+        .transform((value) => (value === 'all' ? undefined : value))
+        .openapi({ type: 'string', enum: ['all', ...SEARCH_TYPES], description: 'all (the default) or one content type' }),
       difficulty: Difficulty.optional().openapi({ description: 'sparks by difficulty, trails by difficulty_level; concepts and domains have none' }),
       ...pageQuery(SEARCH_MAX_PER_PAGE),
       snapshot_id: Uuid.optional(),
@@ -78,8 +94,9 @@ export const autocomplete = createRoute({
   tags: ['Search'],
   summary: 'Title suggestions while typing',
   description:
-    'Titles (domain names) starting with q first, then titles with a word starting with q, then (q of 4+ characters) ' +
-    `typo-tolerant trigram matches. Each {text,type} once. limit defaults to 5, at most ${AUTOCOMPLETE_MAX_LIMIT}. ` +
+    'Titles (domain names) starting with q first, then titles with a word starting with q; when a word of q matches nothing, the same two for the typo-corrected text ' +
+    '(meta.corrected_query names it); then (q of 4+ characters) ' +
+    `trigram matches. Each {text,type} once. limit defaults to 5, at most ${AUTOCOMPLETE_MAX_LIMIT}. ` +
     PRIVATE_SNAPSHOT_CACHING,
   middleware: [guard] as const,
   security,

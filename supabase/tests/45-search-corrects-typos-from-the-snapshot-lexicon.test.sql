@@ -1,0 +1,136 @@
+-- Search corrects typos from the snapshot's lexicon: the edit distance counts a transposition as
+-- one edit, the lexicon follows every content write (the import's replica mode too), a word is
+-- corrected only within its typo budget and only to words of the selected snapshot, exact matches
+-- come before prefixes before corrections, and meta.corrected_query names the correction.
+begin;
+select plan(49);
+
+-- The fixture becomes the one current snapshot, whatever was current before (the seed's).
+select tests.archive_current_snapshot();
+
+-- private.osa_distance: optimal string alignment (a transposition of adjacent characters is one edit)
+select is(private.osa_distance('', ''), 0, 'two empty strings are zero edits apart');
+select is(private.osa_distance('testing', 'testing'), 0, 'equal strings are zero edits apart');
+select is(private.osa_distance('tesitng', 'testing'), 1, 'an adjacent transposition is one edit');
+select is(private.osa_distance('recursoin', 'recursion'), 1, 'a transposition near the end is one edit');
+select is(private.osa_distance('abcd', 'bacd'), 1, 'a transposition at the start is one edit');
+select is(private.osa_distance('kitten', 'sitting'), 3, 'substitutions and an insertion count one edit each (levenshtein''s example)');
+select is(private.osa_distance('ca', 'abc'), 3, 'no substring is edited twice (true Damerau-Levenshtein says 2)');
+select is(private.osa_distance('', 'abc'), 3, 'insertions alone count one edit each');
+select is(private.osa_distance('abc', ''), 3, 'deletions alone count one edit each');
+select is(private.osa_distance('crème', 'creme'), 1, 'the distance compares characters, not bytes');
+select is(private.osa_distance(null, 'abc'), null, 'a null argument gives a null distance');
+select is(private.osa_distance('tesit', 'testing', true), 1, 'with prefix, "tesit" is one edit from the prefix "testi" of "testing"');
+select is(private.osa_distance('test', 'testing', true), 0, 'with prefix, a true prefix is zero edits away');
+select is(private.osa_distance('xyz', 'testing', true), 3, 'with prefix, a word with nothing in common is as far as its length');
+select is(
+  (select array_agg(p.provolatile::text || p.proisstrict::text order by p.oid)
+   from pg_catalog.pg_proc p where p.oid = 'private.osa_distance(text, text, boolean)'::regprocedure),
+  array['itrue'], 'the distance is immutable and strict, so the planner may fold it');
+
+-- private.search_typo_budget: none below 4 characters, 1 for 4-7, 2 for 8+
+select is(array[private.search_typo_budget('abc'), private.search_typo_budget('abcd'), private.search_typo_budget('abcdefg'),
+                private.search_typo_budget('abcdefgh'), private.search_typo_budget('linearizability')],
+          array[0, 1, 1, 2, 2], 'a word of 1-3 characters gets no edit, 4-7 one, 8 or more two');
+
+-- Fixture: a published snapshot and a draft with words of their own.
+insert into app.snapshots (id, name, version_label, status, published_at) values
+  ('45000000-0000-0000-0000-000000000001', 'typo fixture', 'v45', 'published', now()),
+  ('45000000-0000-0000-0000-000000000002', 'typo draft', 'v45-draft', 'draft', null);
+insert into app.sparks (snapshot_id, id, slug, title, summary, difficulty, estimated_mins)
+select '45000000-0000-0000-0000-000000000001', extensions.gen_random_uuid(), s.slug, s.title, s.summary, s.difficulty, 5
+from (values ('recursion', 'Recursion', 'A function that calls itself', 'intermediate'),
+             ('testing-basics', 'Testing Basics', 'Why tests pay off', 'beginner'),
+             ('unit-testing', 'Unit Testing', 'Small, fast tests', 'beginner'),
+             ('tests-in-ci', 'Tests in CI', 'Run the suite on every push', 'intermediate'),
+             ('creme', 'Crème Brûlée', 'A custard with a burnt sugar crust', 'beginner')) s(slug, title, summary, difficulty);
+insert into app.sparks (snapshot_id, id, slug, title, summary, difficulty, estimated_mins)
+values ('45000000-0000-0000-0000-000000000002', extensions.gen_random_uuid(), 'kubernetes', 'Kubernetes Pods', 'Scheduling containers', 'advanced', 5);
+
+create function pg_temp.lexicon() returns table (snapshot_id uuid, word text, docs integer) language sql as
+  $$ select l.snapshot_id, l.word::text, l.docs from app.search_lexicon l where l.snapshot_id::text like '45000000-%' $$;
+-- what the lexicon must hold: every word of every content row, counted once per row
+create function pg_temp.lexicon_expected() returns table (snapshot_id uuid, word text, docs integer) language sql as $$
+  select r.snapshot_id, w.word, count(*)::integer
+  from (select s.snapshot_id, s.title, s.summary as body from app.sparks s
+        union all select c.snapshot_id, c.title, c.description from app.concepts c
+        union all select t.snapshot_id, t.title, t.description from app.trails t
+        union all select d.snapshot_id, d.name, d.description from app.domains d) r
+  cross join lateral private.search_words(r.title || ' ' || coalesce(r.body, '')) w(word)
+  where r.snapshot_id::text like '45000000-%'
+  group by r.snapshot_id, w.word $$;
+
+select set_eq('select * from pg_temp.lexicon()', 'select * from pg_temp.lexicon_expected()',
+  'the lexicon holds the words of every row, per snapshot, counted per row');
+select is((select docs from app.search_lexicon where snapshot_id = '45000000-0000-0000-0000-000000000001' and word = 'creme'),
+  1, 'words are stored normalised (unaccented, lower-case)');
+select ok(exists (select from app.search_lexicon where snapshot_id = '45000000-0000-0000-0000-000000000001' and word = 'ci')
+          and not exists (select from app.search_lexicon where snapshot_id = '45000000-0000-0000-0000-000000000001' and word = 'a'),
+  'one-letter words are left out, two-letter words kept');
+
+update app.sparks set summary = 'Functions calling themselves' where snapshot_id = '45000000-0000-0000-0000-000000000001' and slug = 'recursion';
+delete from app.sparks where snapshot_id = '45000000-0000-0000-0000-000000000001' and slug = 'tests-in-ci';
+select set_eq('select * from pg_temp.lexicon()', 'select * from pg_temp.lexicon_expected()',
+  'updates and deletes are followed (words no row holds are gone)');
+select ok(not exists (select from app.search_lexicon where snapshot_id = '45000000-0000-0000-0000-000000000001' and word = 'itself'),
+  'a word removed from its only row leaves the lexicon');
+
+-- The content import writes with session_replication_role = replica: the lexicon follows.
+set local session_replication_role = replica;
+insert into app.sparks (snapshot_id, id, slug, title, summary, difficulty, estimated_mins)
+values ('45000000-0000-0000-0000-000000000001', extensions.gen_random_uuid(), 'tests-in-ci', 'Tests in CI', 'Run the suite on every push', 'intermediate', 5);
+reset session_replication_role;
+select set_eq('select * from pg_temp.lexicon()', 'select * from pg_temp.lexicon_expected()',
+  'writes in replica mode (the import) are followed (ENABLE ALWAYS)');
+
+-- Corrections: within the budget, against the selected snapshot only.
+select is(private.search_correct('45000000-0000-0000-0000-000000000001', 'recursoin'), 'recursion', 'a transposition is corrected');
+select is(private.search_correct('45000000-0000-0000-0000-000000000001', 'tesitng basics'), 'testing basics', 'each word is corrected on its own');
+select is(private.search_correct('45000000-0000-0000-0000-000000000001', 'tesit'), 'testing',
+  'the last word is also read as a typed prefix ("tesit" -> "testing")');
+select is(private.search_correct('45000000-0000-0000-0000-000000000001', 'recursion'), null, 'a word of the snapshot is never corrected');
+select is(private.search_correct('45000000-0000-0000-0000-000000000001', 'tests'), null, 'a word whose stem the snapshot holds is not corrected');
+select is(private.search_correct('45000000-0000-0000-0000-000000000001', 'recur'), null, 'a prefix of a word of the snapshot is not corrected');
+select is(private.search_correct('45000000-0000-0000-0000-000000000001', 'uint'), 'unit', 'a 4-character word gets one edit');
+select is(private.search_correct('45000000-0000-0000-0000-000000000001', 'nuit'), 'unit', 'a transposition of the first two letters of a short word is found');
+select is(private.search_correct('45000000-0000-0000-0000-000000000001', 'tset basics'), null, 'words of 1-3 characters are never corrected');
+select is(private.search_correct('45000000-0000-0000-0000-000000000001', 'rceursoin'), null, 'a 9-character word allows 2 edits, not 3');
+select is(private.search_correct('45000000-0000-0000-0000-000000000001', 'rceursion'), 'recursion', 'a 9-character word allows 2 edits');
+select is(private.search_correct('45000000-0000-0000-0000-000000000001', 'cremme brulee'), 'creme brulee', 'accents are ignored as in search');
+select is(private.search_correct('45000000-0000-0000-0000-000000000001', '"recursoin"'), null, 'websearch syntax is not corrected');
+select is(private.search_correct('45000000-0000-0000-0000-000000000001', 'kubrenetes'), null,
+  'a draft''s words never correct a query of another snapshot');
+select is(private.search_correct('45000000-0000-0000-0000-000000000002', 'kubrenetes'), 'kubernetes', 'the draft''s own words correct its queries');
+
+-- Through the API
+-- acting as anon
+select tests.clear_authentication();
+select is(api.search_content('recursoin') #>> '{data,0,slug}', 'recursion', 'search for "recursoin" finds Recursion');
+select is(api.search_content('recursoin') #>> '{meta,corrected_query}', 'recursion', 'search names the corrected query in meta.corrected_query');
+select ok(not (api.search_content('recursion') -> 'meta' ? 'corrected_query'), 'search has no corrected_query when nothing was corrected');
+select is(api.search_content('recursiooonn') -> 'data' -> 0 ->> 'slug' || coalesce(api.search_content('recursiooonn') #>> '{meta,corrected_query}', ''),
+  'recursion', 'beyond the typo budget, the trigram title fallback still answers, uncorrected');
+select is(api.search_content('kubrenetes') -> 'data', '[]'::jsonb, 'search in the current snapshot never corrects to a draft''s words');
+select is(api.search_content('kubrenetes', snapshot_id => '45000000-0000-0000-0000-000000000002') #>> '{data,0,slug}', 'kubernetes',
+  'search in a selected draft corrects to the draft''s own words');
+select is(api.list_search_suggestions('tesitng'),
+  '{"suggestions": [{"text": "Testing Basics", "type": "spark"}, {"text": "Unit Testing", "type": "spark"}], "meta": {"corrected_query": "testing"}}'::jsonb,
+  'autocomplete for "tesitng" suggests the titles with "testing" and names the correction');
+select is(api.list_search_suggestions('testi', 5),
+  '{"suggestions": [{"text": "Testing Basics", "type": "spark"}, {"text": "Unit Testing", "type": "spark"}, {"text": "Tests in CI", "type": "spark"}]}'::jsonb,
+  'autocomplete ranks a title prefix, then a word prefix, then a trigram match, and leaves a known prefix uncorrected');
+select is(api.list_search_suggestions('tests', 5),
+  '{"suggestions": [{"text": "Tests in CI", "type": "spark"}, {"text": "Unit Testing", "type": "spark"}, {"text": "Testing Basics", "type": "spark"}]}'::jsonb,
+  'autocomplete leaves a known word uncorrected: its exact match first, then trigram neighbours');
+select is(api.list_search_suggestions('tesitng', 5) #>> '{suggestions,0,text}', 'Testing Basics',
+  'autocomplete puts a corrected title prefix before word prefixes of the correction');
+select throws_ok($$ insert into app.search_lexicon values ('45000000-0000-0000-0000-000000000001', 'x', 1) $$, '42501', null,
+  'request roles cannot write the lexicon');
+reset role;
+
+delete from app.snapshots where id = '45000000-0000-0000-0000-000000000002';
+select ok(not exists (select from app.search_lexicon where snapshot_id = '45000000-0000-0000-0000-000000000002'),
+  'a snapshot''s words go with it');
+
+select * from finish();
+rollback;
