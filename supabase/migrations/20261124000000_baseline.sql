@@ -266,6 +266,63 @@ grant execute on function api.list_difficulty_levels() to anon, authenticated;
 -- Content: snapshots and the versioned catalog (categories, domains, trails, concepts, sparks,
 -- links, beacons), which anyone reads, the snapshots api, and the rollups computed once per snapshot.
 
+-- Request parameters and pagination, shared by every list of the api.
+
+-- Raises 22023 naming the field when an integer parameter is outside [low, high].
+create or replace function private.require_range(field text, value integer, low integer, high integer)
+returns void
+language plpgsql
+immutable
+set search_path = ''
+as $$
+begin
+  if require_range.value is null or require_range.value < require_range.low or require_range.value > require_range.high then
+    raise exception using
+      errcode = '22023',
+      message = pg_catalog.format('%s must be an integer between %s and %s', require_range.field, require_range.low, require_range.high),
+      detail = pg_catalog.jsonb_build_object('field', require_range.field, 'value', require_range.value,
+                                             'min', require_range.low, 'max', require_range.high)::text;
+  end if;
+end
+$$;
+grant execute on function private.require_range(text,integer,integer,integer) to anon, authenticated;
+
+-- Raises 22023 when a difficulty is not one of the metadata levels (null passes).
+create or replace function private.require_difficulty(field text, value text)
+returns void
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  if require_difficulty.value is not null
+     and not exists (select 1 from app.difficulty_levels l where l.value = require_difficulty.value) then
+    raise exception using
+      errcode = '22023',
+      message = pg_catalog.format('%s must be one of beginner, intermediate, advanced, expert', require_difficulty.field),
+      detail = pg_catalog.jsonb_build_object('field', require_difficulty.field, 'value', require_difficulty.value)::text;
+  end if;
+end
+$$;
+grant execute on function private.require_difficulty(text,text) to anon, authenticated;
+
+-- The six pagination fields.
+create or replace function private.page_meta(total bigint, page integer, per_page integer)
+returns jsonb
+language sql
+immutable
+set search_path = ''
+as $$
+  select pg_catalog.jsonb_build_object(
+    'total', page_meta.total,
+    'page', page_meta.page,
+    'per_page', page_meta.per_page,
+    'total_pages', (page_meta.total + page_meta.per_page - 1) / page_meta.per_page,
+    'has_next', page_meta.page < (page_meta.total + page_meta.per_page - 1) / page_meta.per_page,
+    'has_prev', page_meta.page > 1)
+$$;
+grant execute on function private.page_meta(bigint,integer,integer) to anon, authenticated;
+
 -- private.search_normalize
 -- Purpose: the one text normalisation of search: unaccent (pinned dictionary) and lower-case.
 create or replace function private.search_normalize(value text)
@@ -1764,61 +1821,6 @@ create index discovery_trails_title_trgm on app.trails using gin (title extensio
 
 create index discovery_concepts_title_trgm on app.concepts using gin (title extensions.gin_trgm_ops);
 
--- Raises 22023 naming the field when an integer parameter is outside [low, high].
-create or replace function private.require_range(field text, value integer, low integer, high integer)
-returns void
-language plpgsql
-immutable
-set search_path = ''
-as $$
-begin
-  if require_range.value is null or require_range.value < require_range.low or require_range.value > require_range.high then
-    raise exception using
-      errcode = '22023',
-      message = pg_catalog.format('%s must be an integer between %s and %s', require_range.field, require_range.low, require_range.high),
-      detail = pg_catalog.jsonb_build_object('field', require_range.field, 'value', require_range.value,
-                                             'min', require_range.low, 'max', require_range.high)::text;
-  end if;
-end
-$$;
-grant execute on function private.require_range(text,integer,integer,integer) to anon, authenticated;
-
--- Raises 22023 when a difficulty is not one of the metadata levels (null passes).
-create or replace function private.require_difficulty(field text, value text)
-returns void
-language plpgsql
-stable
-set search_path = ''
-as $$
-begin
-  if require_difficulty.value is not null
-     and not exists (select 1 from app.difficulty_levels l where l.value = require_difficulty.value) then
-    raise exception using
-      errcode = '22023',
-      message = pg_catalog.format('%s must be one of beginner, intermediate, advanced, expert', require_difficulty.field),
-      detail = pg_catalog.jsonb_build_object('field', require_difficulty.field, 'value', require_difficulty.value)::text;
-  end if;
-end
-$$;
-grant execute on function private.require_difficulty(text,text) to anon, authenticated;
-
--- The six pagination fields.
-create or replace function private.page_meta(total bigint, page integer, per_page integer)
-returns jsonb
-language sql
-immutable
-set search_path = ''
-as $$
-  select pg_catalog.jsonb_build_object(
-    'total', page_meta.total,
-    'page', page_meta.page,
-    'per_page', page_meta.per_page,
-    'total_pages', (page_meta.total + page_meta.per_page - 1) / page_meta.per_page,
-    'has_next', page_meta.page < (page_meta.total + page_meta.per_page - 1) / page_meta.per_page,
-    'has_prev', page_meta.page > 1)
-$$;
-grant execute on function private.page_meta(bigint,integer,integer) to anon, authenticated;
-
 -- Entity lookups by slug inside the selected snapshot; P0002 naming the parameter when absent.
 create or replace function private.find_entity_id(kind text, sid uuid, slug text, field text)
 returns uuid
@@ -1895,8 +1897,66 @@ end
 $$;
 grant execute on function private.concept_items(app.concepts[],integer) to anon, authenticated;
 
--- A page of trails (in the given order) with their figures; `concepts` previews (id, slug,
--- title, estimated_mins, position order) only when concept_limit is not null.
+-- private.child_previews
+-- Purpose: the preview of each parent's children: its first preview_limit trails (of a domain)
+--          or concepts (of a trail) in their order (order_index, title, id), each as
+--          {id, slug, title, estimated_mins}. The one rule behind the `trails` of a domain and
+--          the `concepts` of a trail in every discovery list.
+-- Params:  child_kind 'trail' | 'concept'; parent_snapshots, parent_ids: the parents (parallel
+--          arrays); preview_limit (null: no previews).
+-- Returns: (snapshot_id, parent_id, items) for each parent that has children.
+create or replace function private.child_previews(child_kind text, parent_snapshots uuid[], parent_ids uuid[], preview_limit integer)
+returns table(snapshot_id uuid, parent_id uuid, items jsonb)
+language plpgsql
+stable
+set search_path = ''
+-- Planned with the kind known, so only that kind's branch is planned and run.
+set plan_cache_mode to 'force_custom_plan'
+as $$
+begin
+  if child_previews.preview_limit is null then
+    return;
+  end if;
+  return query
+  with children as materialized (
+    select p.snapshot_id, p.parent_id, c.id, c.slug, c.title, c.order_index
+    from rows from (pg_catalog.unnest(child_previews.parent_snapshots), pg_catalog.unnest(child_previews.parent_ids)) p(snapshot_id, parent_id)
+    cross join lateral (
+      select k.id, k.slug, k.title, k.order_index
+      from (
+        select x.id, x.slug, x.title, x.order_index from app.trails x
+        where child_previews.child_kind = 'trail' and x.snapshot_id = p.snapshot_id and x.domain_id = p.parent_id
+        union all
+        select x.id, x.slug, x.title, x.order_index from app.concepts x
+        where child_previews.child_kind = 'concept' and x.snapshot_id = p.snapshot_id and x.trail_id = p.parent_id
+      ) k
+      order by k.order_index, k.title collate app.alphabetical, k.id
+      limit child_previews.preview_limit
+    ) c
+  ),
+  figures as materialized (
+    select f.snapshot_id, f.trail_id as id, f.estimated_mins
+    from private.trail_figures(array(select distinct c.snapshot_id from children c), array(select c.id from children c)) f
+    where child_previews.child_kind = 'trail'
+    union all
+    select f.snapshot_id, f.concept_id, f.estimated_mins
+    from private.concept_figures(array(select distinct c.snapshot_id from children c), array(select c.id from children c)) f
+    where child_previews.child_kind = 'concept'
+  )
+  select c.snapshot_id, c.parent_id,
+    pg_catalog.jsonb_agg(
+      pg_catalog.jsonb_build_object('id', c.id, 'slug', c.slug, 'title', c.title,
+                                    'estimated_mins', coalesce(f.estimated_mins, 0))
+      order by c.order_index, c.title collate app.alphabetical, c.id)
+  from children c
+  left join figures f on f.snapshot_id = c.snapshot_id and f.id = c.id
+  group by c.snapshot_id, c.parent_id;
+end
+$$;
+grant execute on function private.child_previews(text,uuid[],uuid[],integer) to anon, authenticated;
+
+-- A page of trails (in the given order) with their figures; `concepts` previews (see
+-- private.child_previews) only when concept_limit is not null.
 create or replace function private.trail_items(page app.trails[], concept_limit integer)
 returns jsonb
 language plpgsql
@@ -1907,20 +1967,11 @@ as $$
 declare
   snapshots uuid[] := array(select distinct r.snapshot_id from pg_catalog.unnest(trail_items.page) r);
   trail_ids uuid[] := array(select r.id from pg_catalog.unnest(trail_items.page) r);
-  preview_ids uuid[] := '{}';
   result jsonb;
 begin
-  if trail_items.concept_limit is not null then
-    preview_ids := array(
-      select c.id from pg_catalog.unnest(trail_items.page) p
-      cross join lateral (
-        select x.id from app.concepts x
-        where x.snapshot_id = p.snapshot_id and x.trail_id = p.id
-        order by x.order_index, x.title collate app.alphabetical, x.id
-        limit trail_items.concept_limit) c);
-  end if;
-  with preview_figures as materialized (
-    select * from private.concept_figures(snapshots, preview_ids)
+  with previews as materialized (
+    select * from private.child_previews('concept', array(select r.snapshot_id from pg_catalog.unnest(trail_items.page) r), trail_ids,
+                                   trail_items.concept_limit)
   )
   select pg_catalog.jsonb_agg(
       pg_catalog.jsonb_build_object(
@@ -1929,23 +1980,13 @@ begin
         'concept_count', coalesce(f.concept_count, 0), 'spark_count', coalesce(f.spark_count, 0),
         'estimated_mins', coalesce(f.estimated_mins, 0))
       || case when trail_items.concept_limit is null then '{}'::jsonb
-              else pg_catalog.jsonb_build_object('concepts', (
-                select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
-                         'id', c.id, 'slug', c.slug, 'title', c.title,
-                         'estimated_mins', coalesce(pf.estimated_mins, 0))
-                       order by c.order_index, c.title collate app.alphabetical, c.id), '[]'::jsonb)
-                from (
-                  select x.id, x.slug, x.title, x.order_index from app.concepts x
-                  where x.snapshot_id = p.snapshot_id and x.trail_id = p.id
-                  order by x.order_index, x.title collate app.alphabetical, x.id
-                  limit trail_items.concept_limit
-                ) c
-                left join preview_figures pf on pf.snapshot_id = p.snapshot_id and pf.concept_id = c.id)) end
+              else pg_catalog.jsonb_build_object('concepts', coalesce(pv.items, '[]'::jsonb)) end
       order by p.ordinality)
   into result
   from pg_catalog.unnest(trail_items.page) with ordinality as p
   left join private.trail_figures(snapshots, trail_ids) f
-    on f.snapshot_id = p.snapshot_id and f.trail_id = p.id;
+    on f.snapshot_id = p.snapshot_id and f.trail_id = p.id
+  left join previews pv on pv.snapshot_id = p.snapshot_id and pv.parent_id = p.id;
   return coalesce(result, '[]'::jsonb);
 end
 $$;
@@ -2556,9 +2597,9 @@ end
 $$;
 grant execute on function private.trail_figures(uuid[],uuid[]) to anon, authenticated;
 
--- A page of domains (in the given order) with their figures; `trails` previews (id, slug,
--- title, estimated_mins, trail order) only when trail_limit is not null. A domain's sparks are
--- counted once however often they are placed in it (computed by the rollup).
+-- A page of domains (in the given order) with their figures; `trails` previews (see
+-- private.child_previews) only when trail_limit is not null. A domain's sparks are counted once
+-- however often they are placed in it (computed by the rollup).
 create or replace function private.domain_items(page app.domains[], trail_limit integer)
 returns jsonb
 language plpgsql
@@ -2570,24 +2611,15 @@ as $$
 declare
   snapshots uuid[] := array(select distinct r.snapshot_id from pg_catalog.unnest(domain_items.page) r);
   domain_ids uuid[] := array(select r.id from pg_catalog.unnest(domain_items.page) r);
-  preview_ids uuid[] := '{}';
   result jsonb;
 begin
-  if domain_items.trail_limit is not null then
-    preview_ids := array(
-      select t.id from pg_catalog.unnest(domain_items.page) p
-      cross join lateral (
-        select x.id from app.trails x
-        where x.snapshot_id = p.snapshot_id and x.domain_id = p.id
-        order by x.order_index, x.title collate app.alphabetical, x.id
-        limit domain_items.trail_limit) t);
-  end if;
   with figures as materialized (
     select r.snapshot_id, r.domain_id, r.trail_count, r.concept_count, r.spark_count, r.estimated_mins
     from app.domain_rollups r
     where r.snapshot_id = any(snapshots) and r.domain_id = any(domain_ids)
-  ), preview_figures as materialized (
-    select * from private.trail_figures(snapshots, preview_ids)
+  ), previews as materialized (
+    select * from private.child_previews('trail', array(select r.snapshot_id from pg_catalog.unnest(domain_items.page) r), domain_ids,
+                                   domain_items.trail_limit)
   )
   select pg_catalog.jsonb_agg(
       pg_catalog.jsonb_build_object(
@@ -2595,22 +2627,12 @@ begin
         'trail_count', coalesce(f.trail_count, 0), 'concept_count', coalesce(f.concept_count, 0),
         'spark_count', coalesce(f.spark_count, 0), 'estimated_mins', coalesce(f.estimated_mins, 0))
       || case when domain_items.trail_limit is null then '{}'::jsonb
-              else pg_catalog.jsonb_build_object('trails', (
-                select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
-                         'id', t.id, 'slug', t.slug, 'title', t.title,
-                         'estimated_mins', coalesce(pf.estimated_mins, 0))
-                       order by t.order_index, t.title collate app.alphabetical, t.id), '[]'::jsonb)
-                from (
-                  select x.id, x.slug, x.title, x.order_index from app.trails x
-                  where x.snapshot_id = p.snapshot_id and x.domain_id = p.id
-                  order by x.order_index, x.title collate app.alphabetical, x.id
-                  limit domain_items.trail_limit
-                ) t
-                left join preview_figures pf on pf.snapshot_id = p.snapshot_id and pf.trail_id = t.id)) end
+              else pg_catalog.jsonb_build_object('trails', coalesce(pv.items, '[]'::jsonb)) end
       order by p.ordinality)
   into result
   from pg_catalog.unnest(domain_items.page) with ordinality as p
-  left join figures f on f.snapshot_id = p.snapshot_id and f.domain_id = p.id;
+  left join figures f on f.snapshot_id = p.snapshot_id and f.domain_id = p.id
+  left join previews pv on pv.snapshot_id = p.snapshot_id and pv.parent_id = p.id;
   return coalesce(result, '[]'::jsonb);
 end
 $$;
@@ -2683,6 +2705,18 @@ $$;
 comment on function api.get_domain_trails(text,integer,integer,uuid) is
   'GET /discovery/domains/{slug}/trails. Params: slug (slug or UUID), page, trail_limit (1-100), snapshot_id. Returns domain fields, trails page and trail_meta. Errors: 22023, P0002.';
 grant execute on function api.get_domain_trails(text,integer,integer,uuid) to anon, authenticated;
+
+-- An /all item: the list item of its kind with its type first.
+create or replace function private.typed_items(items jsonb, type text)
+returns jsonb
+language sql
+immutable
+set search_path = ''
+as $$
+  select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('type', typed_items.type) || e.item order by e.n)
+  from pg_catalog.jsonb_array_elements(typed_items.items) with ordinality e(item, n)
+$$;
+grant execute on function private.typed_items(jsonb,text) to anon, authenticated;
 
 -- api.list_discovery_items
 -- Purpose: GET /discovery/all: domains, trails and concepts on one page, split by type share
@@ -2789,9 +2823,7 @@ begin
     least(list_discovery_items.page::bigint * list_discovery_items.per_page, total), caps, quotas);
 
   if through_page[1] > before_page[1] then
-    select (select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('type', 'DOMAIN') || i order by n)
-            from pg_catalog.jsonb_array_elements(
-              private.domain_items(pg_catalog.array_agg(page.d order by (page.d).name collate app.alphabetical, (page.d).id), null)) with ordinality as e(i, n))
+    select private.typed_items(private.domain_items(pg_catalog.array_agg(page.d order by (page.d).name collate app.alphabetical, (page.d).id), null), 'DOMAIN')
     into domain_part
     from (
       select d from app.domains d
@@ -2803,10 +2835,7 @@ begin
     ) page;
   end if;
   if through_page[2] > before_page[2] then
-    select (select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('type', 'TRAIL') || i order by n)
-            from pg_catalog.jsonb_array_elements(
-              private.trail_items(pg_catalog.array_agg(page.t order by (page.t).title collate app.alphabetical, (page.t).id), nested))
-              with ordinality as e(i, n))
+    select private.typed_items(private.trail_items(pg_catalog.array_agg(page.t order by (page.t).title collate app.alphabetical, (page.t).id), nested), 'TRAIL')
     into trail_part
     from (
       select t from app.trails t
@@ -2819,10 +2848,7 @@ begin
     ) page;
   end if;
   if through_page[3] > before_page[3] then
-    select (select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('type', 'CONCEPT') || i order by n)
-            from pg_catalog.jsonb_array_elements(
-              private.concept_items(pg_catalog.array_agg(page.c order by (page.c).title collate app.alphabetical, (page.c).id), nested))
-              with ordinality as e(i, n))
+    select private.typed_items(private.concept_items(pg_catalog.array_agg(page.c order by (page.c).title collate app.alphabetical, (page.c).id), nested), 'CONCEPT')
     into concept_part
     from (
       select c from app.concepts c

@@ -1,6 +1,63 @@
 -- Content: snapshots and the versioned catalog (categories, domains, trails, concepts, sparks,
 -- links, beacons), which anyone reads, the snapshots api, and the rollups computed once per snapshot.
 
+-- Request parameters and pagination, shared by every list of the api.
+
+-- Raises 22023 naming the field when an integer parameter is outside [low, high].
+create or replace function private.require_range(field text, value integer, low integer, high integer)
+returns void
+language plpgsql
+immutable
+set search_path = ''
+as $$
+begin
+  if require_range.value is null or require_range.value < require_range.low or require_range.value > require_range.high then
+    raise exception using
+      errcode = '22023',
+      message = pg_catalog.format('%s must be an integer between %s and %s', require_range.field, require_range.low, require_range.high),
+      detail = pg_catalog.jsonb_build_object('field', require_range.field, 'value', require_range.value,
+                                             'min', require_range.low, 'max', require_range.high)::text;
+  end if;
+end
+$$;
+grant execute on function private.require_range(text,integer,integer,integer) to anon, authenticated;
+
+-- Raises 22023 when a difficulty is not one of the metadata levels (null passes).
+create or replace function private.require_difficulty(field text, value text)
+returns void
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  if require_difficulty.value is not null
+     and not exists (select 1 from app.difficulty_levels l where l.value = require_difficulty.value) then
+    raise exception using
+      errcode = '22023',
+      message = pg_catalog.format('%s must be one of beginner, intermediate, advanced, expert', require_difficulty.field),
+      detail = pg_catalog.jsonb_build_object('field', require_difficulty.field, 'value', require_difficulty.value)::text;
+  end if;
+end
+$$;
+grant execute on function private.require_difficulty(text,text) to anon, authenticated;
+
+-- The six pagination fields.
+create or replace function private.page_meta(total bigint, page integer, per_page integer)
+returns jsonb
+language sql
+immutable
+set search_path = ''
+as $$
+  select pg_catalog.jsonb_build_object(
+    'total', page_meta.total,
+    'page', page_meta.page,
+    'per_page', page_meta.per_page,
+    'total_pages', (page_meta.total + page_meta.per_page - 1) / page_meta.per_page,
+    'has_next', page_meta.page < (page_meta.total + page_meta.per_page - 1) / page_meta.per_page,
+    'has_prev', page_meta.page > 1)
+$$;
+grant execute on function private.page_meta(bigint,integer,integer) to anon, authenticated;
+
 -- private.search_normalize
 -- Purpose: the one text normalisation of search: unaccent (pinned dictionary) and lower-case.
 create or replace function private.search_normalize(value text)
