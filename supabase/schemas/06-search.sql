@@ -233,11 +233,11 @@ begin
     order by k.text, k.type, k.tier, k.similarity desc
   )
   select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('text', u.text, 'type', u.type)
-           order by u.tier, u.similarity desc, pg_catalog.char_length(u.text), u.text, u.type), '[]'::jsonb)
+           order by u.tier, u.similarity desc, pg_catalog.char_length(u.text), u.text collate app.alphabetical, u.type), '[]'::jsonb)
   into result
   from (
     select * from unique_suggestions u
-    order by u.tier, u.similarity desc, pg_catalog.char_length(u.text), u.text, u.type
+    order by u.tier, u.similarity desc, pg_catalog.char_length(u.text), u.text collate app.alphabetical, u.type
     limit suggest_title_words.wanted
   ) u;
   return result;
@@ -1046,55 +1046,19 @@ as $$
   ),
   page_rows as (
     select r.* from ranked r
-    order by r.score desc, pg_catalog.lower(r.title), r.type, r.id
+    order by r.score desc, pg_catalog.lower(r.title) collate app.alphabetical, r.type, r.id
     offset (search_page_rows.page - 1) * search_page_rows.per_page
     limit search_page_rows.per_page
   )
   select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
            'type', p.type, 'id', p.id, 'slug', p.slug, 'title', p.title,
            'summary', p.summary, 'score', p.score)
-         order by p.score desc, pg_catalog.lower(p.title), p.type, p.id), '[]'::jsonb)
+         order by p.score desc, pg_catalog.lower(p.title) collate app.alphabetical, p.type, p.id), '[]'::jsonb)
   from page_rows p
 $$;
 comment on function private.search_page_rows(text[],uuid[],uuid[],tsquery,text,boolean,integer,integer) is
   'Ranks search candidates (score = ts_rank + exact/prefix title boost, or trigram similarity when fuzzy) and returns one page as a jsonb array.';
 grant execute on function private.search_page_rows(text[],uuid[],uuid[],tsquery,text,boolean,integer,integer) to anon, authenticated;
-
--- private.title_order_is_bytewise
--- Purpose: whether the database's default collation orders text like collation "C" (byte order),
---          decided once, here: a libc or builtin C / C.UTF-8 locale, and a sample of awkward
---          strings (case, accents, punctuation, spaces, digits) sorts the same both ways. Search
---          then breaks score ties on lower(title) with the cheap byte comparison (same order);
---          under any other collation it keeps the collation's comparison.
--- Returns: boolean (a constant).
-do $$
-declare
-  bytewise boolean;
-begin
-  select (d.datlocprovider in ('c', 'b')
-          and coalesce(case when d.datlocprovider = 'b' then d.datlocale end, d.datcollate) ~* '^(c|posix|c\.utf-?8)$')
-    into bytewise
-    from pg_catalog.pg_database d where d.datname = pg_catalog.current_database();
-  if bytewise then
-    select (select pg_catalog.array_agg(v order by v) from unnest(sample) v)
-         = (select pg_catalog.array_agg(v order by v collate "C") from unnest(sample) v)
-      into bytewise
-      from (select array['a', 'B', 'b', 'é', 'e', 'f', 'ß', 'ss', 'a b', 'ab', 'a-b', 'a_b', 'a1', 'a10', 'a2',
-                         '#1', ' z', 'z ', 'Ω', 'ω', '中', 'ａ', 'æ', 'ae', 'résumé', 'resume', 'resumé'] as sample) s;
-  end if;
-  execute pg_catalog.format($f$
-    create function private.title_order_is_bytewise()
-    returns boolean
-    language sql
-    immutable
-    set search_path = ''
-    as 'select %s'
-  $f$, case when bytewise then 'true' else 'false' end);
-end
-$$;
-comment on function private.title_order_is_bytewise() is
-  'Constant decided at migration: the default collation orders like collation "C" (search tie-breaks may compare bytes).';
-grant execute on function private.title_order_is_bytewise() to anon, authenticated;
 
 -- api.search_content
 -- A query matching exactly one lexeme of the snapshot's vocabulary reads its totals, facets and
@@ -1140,7 +1104,6 @@ declare
   candidate_snapshots uuid[] := '{}';
   candidate_ids uuid[] := '{}';
   data jsonb;
-  bytewise_titles constant boolean := private.title_order_is_bytewise();
   -- titles starting with the (corrected) query, LIKE-escaped: computed once rather than per candidate
   title_prefix text;
 begin
@@ -1234,18 +1197,15 @@ begin
       ),
       page_rows as (
         select c.* from candidates c
-        -- lower(title) ties: byte comparison when it orders the same (see title_order_is_bytewise)
-        order by c.score desc,
-                 case when bytewise_titles then c.sort_title collate "C" end,
-                 case when not bytewise_titles then c.sort_title end,
-                 c.type, c.id
+        -- score ties in the reader's alphabet, like every title order (app.alphabetical)
+        order by c.score desc, c.sort_title collate app.alphabetical, c.type, c.id
         offset (search_content.page - 1) * search_content.per_page
         limit search_content.per_page
       )
       select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
                'type', p.type, 'id', p.id, 'slug', x.slug, 'title', x.title,
                'summary', x.summary, 'score', p.score)
-             order by p.score desc, p.sort_title, p.type, p.id), '[]'::jsonb)
+             order by p.score desc, p.sort_title collate app.alphabetical, p.type, p.id), '[]'::jsonb)
         into data
         from page_rows p
         cross join lateral (

@@ -2,7 +2,7 @@
 -- collation, orders titles case-insensitively with accented letters among their base letters,
 -- and the catalog functions and their indexes use it.
 begin;
-select plan(5);
+select plan(7);
 
 select is((select collprovider::text from pg_collation where collname = 'alphabetical' and collnamespace = 'app'::regnamespace), 'i',
   'app.alphabetical is an ICU collation');
@@ -26,19 +26,30 @@ insert into app.snapshots (id, name, version_label, status, published_at)
 select snapshot_id, 'alphabet', 'alphabet-v1', 'published', now() from fixture;
 insert into app.domains (snapshot_id, id, slug, name, is_published)
 select snapshot_id, gen_random_uuid(), slug, name, true from fixture,
-  (values ('web', 'web'), ('ethics', 'Éthique'), ('english', 'English'), ('data', 'Data')) d(slug, name);
+  (values ('web', 'web'), ('ethics', 'Éthique'), ('english', 'English'), ('data', 'Data'),
+          -- same shape, so search scores them alike and the title breaks the tie
+          ('ezra', 'Ezrael Zorblax'), ('eclair', 'Éclair Zorblax')) d(slug, name);
 grant select on fixture to anon;
 
 -- acting as anon
 select tests.clear_authentication();
 select is(
   (select array_agg(d ->> 'name') from jsonb_array_elements(api.list_domains(1, 20, (select snapshot_id from fixture)) -> 'data') d),
-  array['Data', 'English', 'Éthique', 'web'],
+  array['Data', 'Éclair Zorblax', 'English', 'Éthique', 'Ezrael Zorblax', 'web'],
   'api.list_domains lists domains in that order');
 select is(
   (select array_agg(d ->> 'name') from jsonb_array_elements(api.list_discovery_domains(1, 20, 0, null) -> 'data') d),
-  array['Data', 'English', 'Éthique', 'web'],
+  array['Data', 'Éclair Zorblax', 'English', 'Éthique', 'Ezrael Zorblax', 'web'],
   'and so does /discovery/domains on the current snapshot');
+select is(
+  (select array_agg(d ->> 'title') from jsonb_array_elements(api.search_content('zorblax', 'domain') -> 'data') d),
+  array['Éclair Zorblax', 'Ezrael Zorblax'],
+  'search breaks equal scores by title in the same order (bytes would put Ezrael first)');
+select is(
+  (select array_agg(d ->> 'text') from jsonb_array_elements(api.list_search_suggestions('zorbl') -> 'suggestions') d
+   where d ->> 'text' like '%Zorblax'),
+  array['Éclair Zorblax', 'Ezrael Zorblax'],
+  'and so does autocomplete');
 reset role;
 
 select * from finish();
