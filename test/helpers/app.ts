@@ -60,13 +60,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     RATE_LIMIT_PREMIUM_USER: '100000',
     ...env,
   });
-  const logs: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk, _encoding, callback) {
-      for (const line of String(chunk).split('\n')) if (line.trim()) logs.push(JSON.parse(line));
-      callback();
-    },
-  });
+  const { logs, sink } = collectLogs();
   const deps = createDependencies(config, db.url);
   const app = createApp({ ...deps, logger: createLogger(config.LOG_LEVEL, sink) });
   checkContracts(app);
@@ -100,6 +94,14 @@ export function createOfflineApp(rpc: Partial<Rpc> = {}, env: Record<string, str
     DB_CONNECT_TIMEOUT_S: '1',
     ...env,
   });
+  const { logs, sink } = collectLogs();
+  const deps = createDependencies(config, config.DATABASE_URL!);
+  const app = createApp({ ...deps, rpc: { ...deps.rpc, ...rpc }, logger: createLogger('info', sink) });
+  return { app, deps, logs, close: () => deps.close() };
+}
+
+/** A log destination that keeps every JSON line the app writes, parsed, for assertions. */
+function collectLogs() {
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk, _encoding, callback) {
@@ -107,7 +109,5 @@ export function createOfflineApp(rpc: Partial<Rpc> = {}, env: Record<string, str
       callback();
     },
   });
-  const deps = createDependencies(config, config.DATABASE_URL!);
-  const app = createApp({ ...deps, rpc: { ...deps.rpc, ...rpc }, logger: createLogger('info', sink) });
-  return { app, deps, logs, close: () => deps.close() };
+  return { logs, sink };
 }
