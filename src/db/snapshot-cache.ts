@@ -56,10 +56,6 @@ export class SnapshotCache {
   get size(): number {
     return this.entries.size;
   }
-
-  get usedBytes(): number {
-    return this.bytes;
-  }
 }
 
 /** JavaScript strings hold UTF-16: two bytes per code unit. */
