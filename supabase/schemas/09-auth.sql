@@ -640,6 +640,20 @@ comment on table app.rate_limit_counters is
   'Fixed-window request counters shared by API instances (RATE_LIMIT_STORE=postgres).';
 alter table app.rate_limit_counters enable row level security;
 
+-- The start of the fixed window of `window_ms` that holds now: the one window rule both the
+-- count and the look at it use.
+create or replace function private.rate_limit_window_start(window_ms integer)
+returns timestamptz
+language sql
+set search_path = ''
+as $$
+  select pg_catalog.to_timestamp(
+           pg_catalog.floor(extract(epoch from pg_catalog.clock_timestamp()) * 1000 / rate_limit_window_start.window_ms)
+           * rate_limit_window_start.window_ms / 1000.0)
+$$;
+comment on function private.rate_limit_window_start(integer) is
+  'Start of the current fixed rate-limit window of window_ms milliseconds.';
+
 -- Counts one request for `key` in the current window of `window_ms`; returns {count, reset_at}
 -- (reset_at in epoch milliseconds).
 create or replace function private.hit_rate_limit(key text, window_ms integer)
@@ -648,10 +662,7 @@ language sql
 security definer
 set search_path = ''
 as $$
-  with bounds as (
-    select pg_catalog.to_timestamp(
-             pg_catalog.floor(extract(epoch from pg_catalog.clock_timestamp()) * 1000 / hit_rate_limit.window_ms)
-             * hit_rate_limit.window_ms / 1000.0) as start),
+  with bounds as (select private.rate_limit_window_start(hit_rate_limit.window_ms) as start),
   hit as (
     insert into app.rate_limit_counters as c (key, window_start, count)
     select hit_rate_limit.key, b.start, 1 from bounds b
@@ -670,14 +681,10 @@ comment on function private.hit_rate_limit(text,integer) is
 create or replace function private.peek_rate_limit(key text, window_ms integer)
 returns jsonb
 language sql
-stable
 security definer
 set search_path = ''
 as $$
-  with bounds as (
-    select pg_catalog.to_timestamp(
-             pg_catalog.floor(extract(epoch from pg_catalog.clock_timestamp()) * 1000 / peek_rate_limit.window_ms)
-             * peek_rate_limit.window_ms / 1000.0) as start)
+  with bounds as (select private.rate_limit_window_start(peek_rate_limit.window_ms) as start)
   select pg_catalog.jsonb_build_object(
     'count', coalesce((select c.count from app.rate_limit_counters c where c.key = peek_rate_limit.key and c.window_start = b.start), 0),
     'reset_at', (extract(epoch from b.start) * 1000)::bigint + peek_rate_limit.window_ms)
