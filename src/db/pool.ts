@@ -91,20 +91,24 @@ export function createDatabasePool(options: DatabasePoolOptions): DatabasePool {
   /**
    * After a connection failure: probe every 500 ms. While the database is down the circuit is
    * open and calls fail at once with 503 instead of queueing; as soon as a probe succeeds the
-   * pool is replaced (unless it has already answered since the failure) and the circuit closes.
+   * circuit closes. The pool is replaced when the database was really gone (a probe failed): a
+   * call that happened to finish after the failure says nothing about the connections that
+   * died with the server. After a blip the first probe survives, the pool is replaced only if
+   * it has not answered since.
    */
   function startRecovery() {
     if (recovering || closing) return;
     const since = performance.now();
     const stale = sql;
     recovering = (async () => {
+      let wentDown = false;
       while (!closing) {
         if (await probe()) {
-          if (lastSuccessAt < since) replacePool(stale);
+          if (wentDown || lastSuccessAt < since) replacePool(stale);
           circuitOpen = false;
           return;
         }
-        circuitOpen = true;
+        wentDown = circuitOpen = true;
         await new Promise((r) => setTimeout(r, 500).unref());
       }
     })().finally(() => {
