@@ -71,8 +71,9 @@ export async function buildFromMigrations(adminUrl: string, name: string, dir?: 
 
 /**
  * The statements that turn database `from` into `to`: @pgkit/migra for tables, columns,
- * constraints, indexes, views, functions, triggers, policies and privileges, then the comments,
- * which migra does not compare. Empty when they agree.
+ * constraints, indexes, views, functions, triggers, policies and table privileges, then what
+ * migra leaves out (function and column privileges, view options) and the comments, which migra
+ * does not compare. Empty when they agree.
  */
 export async function diffDatabases(fromUrl: string, toUrl: string): Promise<string> {
   const migra = path.join(root, 'node_modules/.bin/migra');
@@ -87,7 +88,72 @@ export async function diffDatabases(fromUrl: string, toUrl: string): Promise<str
     .trim()
     .split(/\n\n+/)
     .filter((statement) => !unchanged.has(statement.trim()));
-  return [statements.join('\n\n'), comments.join('\n')].filter((part) => part !== '').join('\n\n');
+  // A view migra writes anew loses its options, whatever they were before.
+  const rewrittenViews = new Set(
+    statements.flatMap((statement) => {
+      const match = /^create (?:or replace )?view "([^"]+)"\."([^"]+)"/im.exec(statement.trim());
+      return match ? [`view ${match[1]}.${match[2]}`] : [];
+    }),
+  );
+  const grants = await grantAndOptionChanges(fromUrl, toUrl, rewrittenViews);
+  return [statements.join('\n\n'), grants.join('\n'), comments.join('\n')].filter((part) => part !== '').join('\n\n');
+}
+
+/**
+ * What migra does not carry: privileges on functions and on columns (a function it creates has
+ * only its owner's), and a view's options (its `create or replace view` drops
+ * security_invoker). One statement per grant, revoke or option that `to` adds or removes, and
+ * every option of the views in `rewrittenViews`.
+ */
+async function grantAndOptionChanges(fromUrl: string, toUrl: string, rewrittenViews: Set<string>): Promise<string[]> {
+  const facts = async (url: string) => {
+    const sql = postgres(url, { max: 1, onnotice: () => undefined });
+    try {
+      const rows = await sql<{ fact: string; object: string; grant: string; revoke: string }[]>`
+        select pg_catalog.concat_ws(' ', f.privilege, f.target, f.grantee) as fact, f.object,
+               pg_catalog.format('grant %s on %s to %s;', f.privilege, f.target, f.grantee) as grant,
+               pg_catalog.format('revoke %s on %s from %s;', f.privilege, f.target, f.grantee) as revoke
+        from (
+          select 'execute' as privilege, 'function ' || p.oid::regprocedure::text as target,
+                 'function ' || p.oid::regprocedure::text as object,
+                 case when a.grantee = 0 then 'public' else pg_catalog.quote_ident(a.grantee::regrole::text) end as grantee
+          from pg_catalog.pg_proc p, lateral pg_catalog.aclexplode(p.proacl) a
+          where p.pronamespace::regnamespace::text = any(${PROJECT_SCHEMAS}) and a.grantee <> p.proowner
+          union all
+          select pg_catalog.format('%s (%I)', pg_catalog.lower(a.privilege_type), t.attname), 'table ' || c.oid::regclass::text,
+                 pg_catalog.format('table %s (%I)', c.oid::regclass::text, t.attname),
+                 case when a.grantee = 0 then 'public' else pg_catalog.quote_ident(a.grantee::regrole::text) end
+          from pg_catalog.pg_attribute t
+          join pg_catalog.pg_class c on c.oid = t.attrelid, lateral pg_catalog.aclexplode(t.attacl) a
+          where c.relnamespace::regnamespace::text = any(${PROJECT_SCHEMAS}) and t.attnum > 0 and not t.attisdropped
+        ) f
+        union all
+        select 'view ' || c.oid::regclass::text || ' ' || o.option, 'view ' || c.oid::regclass::text,
+               pg_catalog.format('alter view %s set (%s);', c.oid::regclass::text, o.option),
+               pg_catalog.format('alter view %s reset (%s);', c.oid::regclass::text, pg_catalog.split_part(o.option, '=', 1))
+        from pg_catalog.pg_class c, lateral pg_catalog.unnest(c.reloptions) o(option)
+        where c.relkind = 'v' and c.relnamespace::regnamespace::text = any(${PROJECT_SCHEMAS})`;
+      // Every function, column and view, so that nothing is revoked from an object `to` drops.
+      const objects = await sql<{ object: string }[]>`
+        select 'function ' || p.oid::regprocedure::text as object
+        from pg_catalog.pg_proc p where p.pronamespace::regnamespace::text = any(${PROJECT_SCHEMAS})
+        union all
+        select pg_catalog.format('table %s (%I)', c.oid::regclass::text, t.attname)
+        from pg_catalog.pg_attribute t join pg_catalog.pg_class c on c.oid = t.attrelid
+        where c.relnamespace::regnamespace::text = any(${PROJECT_SCHEMAS}) and t.attnum > 0 and not t.attisdropped
+        union all
+        select 'view ' || c.oid::regclass::text
+        from pg_catalog.pg_class c where c.relkind = 'v' and c.relnamespace::regnamespace::text = any(${PROJECT_SCHEMAS})`;
+      return { facts: new Map(rows.map((row) => [row.fact, row])), objects: new Set(objects.map((o) => o.object)) };
+    } finally {
+      await sql.end();
+    }
+  };
+  const [before, after] = await Promise.all([facts(fromUrl), facts(toUrl)]);
+  return [
+    ...[...before.facts].filter(([fact, row]) => !after.facts.has(fact) && after.objects.has(row.object)).map(([, row]) => row.revoke),
+    ...[...after.facts].filter(([fact, row]) => !before.facts.has(fact) || rewrittenViews.has(row.object)).map(([, row]) => row.grant),
+  ].sort();
 }
 
 /**
