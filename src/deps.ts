@@ -47,6 +47,7 @@ export function createDependencies(config: Config, databaseUrl: string): Depende
     statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
     connectTimeoutSeconds: config.DB_CONNECT_TIMEOUT_S,
     tokenIssuer: config.JWT_ISSUER ?? 'sparkpath',
+    homePage: config.PUBLIC_BASE_URL,
   });
   const snapshotCache = new SnapshotCache(config.SNAPSHOT_CACHE_MB * 1024 * 1024);
   const sessionStore = createSessionStore(pool);

@@ -15,6 +15,8 @@ export interface DatabasePoolOptions {
    * issuers sharing the secret (Supabase Auth) are not session-bound here.
    */
   tokenIssuer?: string;
+  /** The service's public home page, which the xAPI export names (setting sparkpath.home_page). */
+  homePage?: string;
 }
 
 /**
@@ -48,6 +50,7 @@ export function createDatabasePool(options: DatabasePoolOptions): DatabasePool {
         application_name: 'sparkpath-api',
         statement_timeout: options.statementTimeoutMs,
         'sparkpath.token_issuer': options.tokenIssuer ?? 'sparkpath',
+        ...(options.homePage ? { 'sparkpath.home_page': options.homePage } : {}),
       },
     });
   let sql = open();
