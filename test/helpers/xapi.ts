@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import Ajv04 from 'ajv-draft-04';
+import AjvDraft04Module from 'ajv-draft-04';
 
 /**
  * xAPI statements checked against Rustici Software's JSON Schema of the Experience API
@@ -11,8 +11,10 @@ import Ajv04 from 'ajv-draft-04';
  * IRL ("excluding scheme, host, and port") or "": so statements go through the schema and
  * `more` through that rule.
  */
+// A CommonJS module whose default export is the class (as ajv-formats in contract.ts).
+const AjvDraft04 = AjvDraft04Module as unknown as typeof AjvDraft04Module.default;
 const dir = path.dirname(createRequire(import.meta.url).resolve('tin-can-json-schema/package.json'));
-const ajv = new Ajv04({ strict: false, allErrors: true, unicodeRegExp: false });
+const ajv = new AjvDraft04({ strict: false, allErrors: true, unicodeRegExp: false });
 for (const [name, pattern] of Object.entries(JSON.parse(readFileSync(path.join(dir, 'formats.json'), 'utf8')) as Record<string, string>)) {
   ajv.addFormat(name, new RegExp(pattern));
 }

@@ -71,8 +71,9 @@ describe('learning routes: what next and access', () => {
 
   it('every learner route returns 401 UNAUTHORIZED to anonymous callers and to a bad or cookie-only token', async () => {
     const expired = await signToken({ expiresInSeconds: -60 });
+    const credentials: Record<string, string>[] = [{}, { Authorization: `Bearer ${expired}` }, { Cookie: `svc-access-token=${await signToken()}` }];
     for (const [method, path, body] of learnerRoutes) {
-      for (const headers of [{}, { Authorization: `Bearer ${expired}` }, { Cookie: `svc-access-token=${await signToken()}` }]) {
+      for (const headers of credentials) {
         const res = await request(method, path, headers, body);
         expect(res.status, `${method} ${path}`).toBe(401);
         expect((await res.json()).error.code).toBe('UNAUTHORIZED');
