@@ -41,7 +41,7 @@ create policy "learners record their own events" on app.learning_events
 create policy "learners void their own events" on app.learning_events
   for update to authenticated
   using (user_id = (select auth.uid()))
-  with check (user_id = (select auth.uid()));
+  with check (user_id = (select auth.uid()) and voided_at is not null);
 grant insert, select on app.learning_events to authenticated;
 grant update (voided_at) on app.learning_events to authenticated;
 

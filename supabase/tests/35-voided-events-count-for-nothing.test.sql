@@ -1,7 +1,7 @@
 -- api.void_learning_event: a learner takes back one of their own events; from then on it counts
 -- for nothing (journeys, the reference views, the learning path), and nobody else can void it.
 begin;
-select plan(13);
+select plan(14);
 
 select tests.create_user('alice');
 select tests.create_user('bob');
@@ -54,6 +54,9 @@ select is(
 select throws_ok(
   $$ update app.learning_events set verb = 'started' where id = current_setting('test.mastered')::uuid $$,
   '42501', null, 'a learner may set voided_at and nothing else');
+select throws_ok(
+  $$ update app.learning_events set voided_at = null where id = current_setting('test.mastered')::uuid $$,
+  '42501', null, 'a voided event stays voided');
 
 -- acting as bob
 select tests.authenticate_as('bob');

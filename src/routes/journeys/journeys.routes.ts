@@ -67,6 +67,11 @@ export const LearningEvent = z
   })
   .openapi('LearningEvent');
 
+/** The optional Idempotency-Key of the learner's writes (events, reviews): 1-200 characters, unique per user. */
+export const IdempotencyKeyHeader = z.object({
+  'idempotency-key': Text(1, 200).optional().openapi({ description: 'Client-chosen key, unique per user; 1-200 characters' }),
+});
+
 // The spec: Authorization: Bearer on every /user request; the access-token cookie is refused.
 export const security: Record<string, string[]>[] = [{ bearerAuth: [] }];
 export const bearerOnly = requireBearerToken();
@@ -154,9 +159,7 @@ export const recordLearningEvent = createRoute({
   security,
   middleware: [bearerOnly, requirePermission('TRACK_PROGRESS')] as const,
   request: {
-    headers: z.object({
-      'idempotency-key': Text(1, 200).optional().openapi({ description: 'Client-chosen key, unique per user; 1-200 characters' }),
-    }),
+    headers: IdempotencyKeyHeader,
     body: {
       required: true,
       content: {

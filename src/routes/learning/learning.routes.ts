@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { requirePermission } from '../../context/middleware.js';
-import { commonErrors, Difficulty, errorResponse, intQuery, jsonContent, Slug, Text, Uuid } from '../../http/schemas.js';
-import { authErrors, bearerOnly, LearningEvent, security, Timestamp } from '../journeys/journeys.routes.js';
+import { commonErrors, Difficulty, errorResponse, intQuery, jsonContent, Slug, Uuid } from '../../http/schemas.js';
+import { authErrors, bearerOnly, IdempotencyKeyHeader, LearningEvent, security, Timestamp } from '../journeys/journeys.routes.js';
 
 /**
  * Contracts of the learner's routes beyond the spec: what next, spaced review, voiding an event
@@ -130,9 +130,7 @@ export const recordReview = createRoute({
   security,
   middleware: [bearerOnly, requirePermission('TRACK_PROGRESS')] as const,
   request: {
-    headers: z.object({
-      'idempotency-key': Text(1, 200).optional().openapi({ description: 'Client-chosen key, unique per user; 1-200 characters' }),
-    }),
+    headers: IdempotencyKeyHeader,
     body: {
       required: true,
       content: {

@@ -1408,7 +1408,7 @@ using (true);
   for update
   to authenticated
 using ((user_id = ( SELECT auth.uid() AS uid)))
-with check ((user_id = ( SELECT auth.uid() AS uid)));
+with check (((user_id = ( SELECT auth.uid() AS uid)) AND (voided_at IS NOT NULL)));
 
   create policy "learners read their own review cards"
   on "app"."review_cards"
