@@ -147,6 +147,8 @@ create or replace function private.trail_scope(snapshot_id uuid, trail_id uuid)
 returns table(trail_id uuid, kind text, entity_id uuid)
 language sql
 stable
+-- One trail's entities are a few hundred: the estimate keeps digest lookups on the primary key.
+rows 300
 set search_path = ''
 as $$
   select t.id, 'trail', t.id
@@ -365,18 +367,38 @@ grant execute on function private.journey_content_changes(uuid,uuid,uuid) to ano
 -- Params:  since (the older snapshot), snapshot (the newer), trail_id (null: whole snapshots;
 --          else only the trail's entities in either snapshot).
 -- Returns: (kind, entity_id, change).
+-- Cost:    two whole rolled-up snapshots: one merge of two primary-key ranges of
+--          app.content_entity_digests, index only (no sort, nothing materialised on the way);
+--          a trail: a primary-key probe per entity of the trail; otherwise digests derived on
+--          the fly (private.content_digests).
 create or replace function private.snapshot_changes(since uuid, snapshot uuid, trail_id uuid)
 returns table(kind text, entity_id uuid, change text)
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
-  select coalesce(n.kind, o.kind), coalesce(n.entity_id, o.entity_id),
-    case when o.entity_id is null then 'added' when n.entity_id is null then 'removed' else 'changed' end
-  from private.content_digests(snapshot_changes.since, snapshot_changes.trail_id) o
-  full join private.content_digests(snapshot_changes.snapshot, snapshot_changes.trail_id) n
-    on n.kind = o.kind and n.entity_id = o.entity_id
-  where o.digest is distinct from n.digest
+begin
+  if snapshot_changes.trail_id is null
+     and exists (select from app.snapshot_rollups r where r.snapshot_id = snapshot_changes.since)
+     and exists (select from app.snapshot_rollups r where r.snapshot_id = snapshot_changes.snapshot) then
+    return query
+      select coalesce(n.kind, o.kind), coalesce(n.entity_id, o.entity_id),
+        case when o.entity_id is null then 'added' when n.entity_id is null then 'removed' else 'changed' end
+      from (select d.kind, d.entity_id, d.digest from app.content_entity_digests d where d.snapshot_id = snapshot_changes.since) o
+      full join (select d.kind, d.entity_id, d.digest from app.content_entity_digests d where d.snapshot_id = snapshot_changes.snapshot) n
+        on n.kind = o.kind and n.entity_id = o.entity_id
+      where o.digest is distinct from n.digest;
+  else
+    -- The same comparison over the digests content_digests gives (one trail's, or derived).
+    return query
+      select coalesce(n.kind, o.kind), coalesce(n.entity_id, o.entity_id),
+        case when o.entity_id is null then 'added' when n.entity_id is null then 'removed' else 'changed' end
+      from private.content_digests(snapshot_changes.since, snapshot_changes.trail_id) o
+      full join private.content_digests(snapshot_changes.snapshot, snapshot_changes.trail_id) n
+        on n.kind = o.kind and n.entity_id = o.entity_id
+      where o.digest is distinct from n.digest;
+  end if;
+end
 $$;
 comment on function private.snapshot_changes(uuid,uuid,uuid) is
   'Entities added, removed or changed (by digest) from one snapshot to another, whole or restricted to one trail''s entities.';

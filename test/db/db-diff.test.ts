@@ -22,6 +22,7 @@ afterEach(async () => {
   await Promise.all(temps.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
+// Each diff builds two databases from scratch: minutes, not seconds, on a loaded machine.
 describe('npm run db:diff', () => {
   it('writes nothing when supabase/schemas and supabase/migrations agree', async () => {
     const { schemasDir, migrationsDir } = await copies();
@@ -29,7 +30,7 @@ describe('npm run db:diff', () => {
     const file = await writeSchemaDiff({ name: 'nothing', schemasDir, migrationsDir, adminUrl: inject('adminDatabaseUrl') });
     expect(file).toBeUndefined();
     expect(await readdir(migrationsDir)).toEqual(before);
-  });
+  }, 120_000);
 
   it('writes a migration that redefines a changed function and its comment, which then brings the two in agreement', async () => {
     const { schemasDir, migrationsDir } = await copies();
@@ -52,5 +53,30 @@ describe('npm run db:diff', () => {
 
     // With the new migration applied, the schema files add nothing more.
     expect(await writeSchemaDiff({ name: 'again', schemasDir, migrationsDir, adminUrl })).toBeUndefined();
-  });
+  }, 120_000);
+
+  it('carries what migra leaves out: a new function\'s grants, a column grant, and the options of a view it rewrites', async () => {
+    const { schemasDir, migrationsDir } = await copies();
+    const journeys = path.join(schemasDir, '08-journeys.sql');
+    const text = await readFile(journeys, 'utf8');
+    const changed = text
+      .replace('where le.user_id = js.user_id and le.spark_id = js.spark_id and le.voided_at is null\n) p;',
+               'where le.user_id = js.user_id and le.spark_id = js.spark_id and le.voided_at is null and le.verb <> \'\'\n) p;')
+      .concat(`
+create or replace function private.diff_probe() returns integer language sql immutable set search_path = '' as $$ select 1 $$;
+grant execute on function private.diff_probe() to authenticated;
+grant update (recorded_at) on app.learning_events to authenticated;
+`);
+    expect(changed).not.toBe(text);
+    await writeFile(journeys, changed);
+    const adminUrl = inject('adminDatabaseUrl');
+
+    const file = await writeSchemaDiff({ name: 'probe', schemasDir, migrationsDir, adminUrl });
+    const migration = await readFile(file!, 'utf8');
+    expect(migration).toMatch(/create or replace view "app"."journey_spark_progress"/i);
+    expect(migration).toContain('alter view app.journey_spark_progress set (security_invoker=true);');
+    expect(migration).toContain('grant execute on function private.diff_probe() to authenticated;');
+    expect(migration).toContain('grant update (recorded_at) on table app.learning_events to authenticated;');
+    expect(await writeSchemaDiff({ name: 'again', schemasDir, migrationsDir, adminUrl })).toBeUndefined();
+  }, 180_000);
 });

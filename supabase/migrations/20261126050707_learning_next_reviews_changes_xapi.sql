@@ -997,16 +997,32 @@ $function$
 
 CREATE OR REPLACE FUNCTION private.snapshot_changes(since uuid, snapshot uuid, trail_id uuid)
  RETURNS TABLE(kind text, entity_id uuid, change text)
- LANGUAGE sql
+ LANGUAGE plpgsql
  STABLE
  SET search_path TO ''
 AS $function$
-  select coalesce(n.kind, o.kind), coalesce(n.entity_id, o.entity_id),
-    case when o.entity_id is null then 'added' when n.entity_id is null then 'removed' else 'changed' end
-  from private.content_digests(snapshot_changes.since, snapshot_changes.trail_id) o
-  full join private.content_digests(snapshot_changes.snapshot, snapshot_changes.trail_id) n
-    on n.kind = o.kind and n.entity_id = o.entity_id
-  where o.digest is distinct from n.digest
+begin
+  if snapshot_changes.trail_id is null
+     and exists (select from app.snapshot_rollups r where r.snapshot_id = snapshot_changes.since)
+     and exists (select from app.snapshot_rollups r where r.snapshot_id = snapshot_changes.snapshot) then
+    return query
+      select coalesce(n.kind, o.kind), coalesce(n.entity_id, o.entity_id),
+        case when o.entity_id is null then 'added' when n.entity_id is null then 'removed' else 'changed' end
+      from (select d.kind, d.entity_id, d.digest from app.content_entity_digests d where d.snapshot_id = snapshot_changes.since) o
+      full join (select d.kind, d.entity_id, d.digest from app.content_entity_digests d where d.snapshot_id = snapshot_changes.snapshot) n
+        on n.kind = o.kind and n.entity_id = o.entity_id
+      where o.digest is distinct from n.digest;
+  else
+    -- The same comparison over the digests content_digests gives (one trail's, or derived).
+    return query
+      select coalesce(n.kind, o.kind), coalesce(n.entity_id, o.entity_id),
+        case when o.entity_id is null then 'added' when n.entity_id is null then 'removed' else 'changed' end
+      from private.content_digests(snapshot_changes.since, snapshot_changes.trail_id) o
+      full join private.content_digests(snapshot_changes.snapshot, snapshot_changes.trail_id) n
+        on n.kind = o.kind and n.entity_id = o.entity_id
+      where o.digest is distinct from n.digest;
+  end if;
+end
 $function$
 ;
 
@@ -1063,7 +1079,7 @@ $function$
 CREATE OR REPLACE FUNCTION private.trail_scope(snapshot_id uuid, trail_id uuid)
  RETURNS TABLE(trail_id uuid, kind text, entity_id uuid)
  LANGUAGE sql
- STABLE
+ STABLE ROWS 300
  SET search_path TO ''
 AS $function$
   select t.id, 'trail', t.id
