@@ -201,29 +201,6 @@ create policy "anyone reads trail content digests" on app.trail_content_digests
   using (true);
 grant select on app.trail_content_digests to anon, authenticated;
 
--- private.trail_digests_of
--- Purpose: the rule of a trail digest: md5 over the trail's entities, each "kind:id:digest", in
---          (kind, id) order. The same entity set with the same documents gives the same digest.
--- Params:  snapshot_id; entity digests of that snapshot (kinds, ids, digests: parallel arrays);
---          trail_id or null for every trail.
--- Returns: (trail_id, digest).
-create or replace function private.trail_digests_of(snapshot_id uuid, kinds text[], ids uuid[], digests uuid[], trail_id uuid)
-returns table(trail_id uuid, digest uuid)
-language sql
-stable
-set search_path = ''
-as $$
-  select s.trail_id,
-    pg_catalog.md5(pg_catalog.string_agg(s.kind || ':' || s.entity_id || ':' || coalesce(d.digest::text, ''), ',' order by s.kind, s.entity_id))::uuid
-  from private.trail_scope(trail_digests_of.snapshot_id, trail_digests_of.trail_id) s
-  left join rows from (pg_catalog.unnest(trail_digests_of.kinds), pg_catalog.unnest(trail_digests_of.ids), pg_catalog.unnest(trail_digests_of.digests)) d(kind, entity_id, digest)
-    on d.kind = s.kind and d.entity_id = s.entity_id
-  group by s.trail_id
-$$;
-comment on function private.trail_digests_of(uuid,text[],uuid[],uuid[],uuid) is
-  'Trail digest rule: md5 over the trail''s entities (kind:id:digest, in kind and id order), from the given entity digests.';
-grant execute on function private.trail_digests_of(uuid,text[],uuid[],uuid[],uuid) to anon, authenticated;
-
 -- private.refresh_content_digests
 -- Purpose: (re)computes one snapshot's entity digests and trail digests from its content rows.
 --          Called by the trigger below at the end of every import, and by the migration that
@@ -242,14 +219,11 @@ begin
   insert into app.content_entity_digests (snapshot_id, kind, entity_id, digest)
   select sid, d.kind, d.entity_id, d.digest
   from private.derive_content_digests(sid) d;
+  -- Each trail's digest by the one rule, from the entity digests just stored.
   insert into app.trail_content_digests (snapshot_id, trail_id, digest)
-  select sid, t.trail_id, t.digest
-  from (
-    select pg_catalog.array_agg(d.kind) as kinds, pg_catalog.array_agg(d.entity_id) as ids, pg_catalog.array_agg(d.digest) as digests
-    from app.content_entity_digests d
-    where d.snapshot_id = sid and d.kind in ('trail', 'concept', 'spark', 'beacon')
-  ) e
-  cross join lateral private.trail_digests_of(sid, e.kinds, e.ids, e.digests, null) t;
+  select sid, t.id, private.trail_content_digest(sid, t.id)
+  from app.trails t
+  where t.snapshot_id = sid;
 end
 $$;
 comment on function private.refresh_content_digests(uuid) is
@@ -314,8 +288,10 @@ comment on function private.content_digests(uuid,uuid) is
 grant execute on function private.content_digests(uuid,uuid) to anon, authenticated;
 
 -- private.trail_content_digest
--- Purpose: one trail's digest in one snapshot: stored once the snapshot is rolled up, else
---          derived by the same rule.
+-- Purpose: one trail's digest in one snapshot, the rule equal digests mean "nothing of the trail
+--          changed" rests on: md5 over its entities (private.trail_scope) as "kind:id:digest",
+--          in kind and id order. Stored once the snapshot is rolled up (the import writes it with
+--          this function), else computed.
 create or replace function private.trail_content_digest(snapshot_id uuid, trail_id uuid)
 returns uuid
 language sql
@@ -325,13 +301,11 @@ as $$
   select coalesce(
     (select d.digest from app.trail_content_digests d
      where d.snapshot_id = trail_content_digest.snapshot_id and d.trail_id = trail_content_digest.trail_id),
-    (select t.digest
-     from (select pg_catalog.array_agg(d.kind) as kinds, pg_catalog.array_agg(d.entity_id) as ids, pg_catalog.array_agg(d.digest) as digests
-           from private.content_digests(trail_content_digest.snapshot_id, trail_content_digest.trail_id) d) e
-     cross join lateral private.trail_digests_of(trail_content_digest.snapshot_id, e.kinds, e.ids, e.digests, trail_content_digest.trail_id) t))
+    (select pg_catalog.md5(pg_catalog.string_agg(d.kind || ':' || d.entity_id || ':' || d.digest, ',' order by d.kind, d.entity_id))::uuid
+     from private.content_digests(trail_content_digest.snapshot_id, trail_content_digest.trail_id) d))
 $$;
 comment on function private.trail_content_digest(uuid,uuid) is
-  'A trail''s digest in a snapshot: stored when the snapshot is rolled up, else derived (private.trail_digests_of).';
+  'A trail''s digest in a snapshot: md5 over its entities'' kind:id:digest in order; stored when the snapshot is rolled up, else computed.';
 grant execute on function private.trail_content_digest(uuid,uuid) to anon, authenticated;
 
 -- private.journey_content_changes

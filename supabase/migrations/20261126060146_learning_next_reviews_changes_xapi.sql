@@ -830,14 +830,11 @@ begin
   insert into app.content_entity_digests (snapshot_id, kind, entity_id, digest)
   select sid, d.kind, d.entity_id, d.digest
   from private.derive_content_digests(sid) d;
+  -- Each trail's digest by the one rule, from the entity digests just stored.
   insert into app.trail_content_digests (snapshot_id, trail_id, digest)
-  select sid, t.trail_id, t.digest
-  from (
-    select pg_catalog.array_agg(d.kind) as kinds, pg_catalog.array_agg(d.entity_id) as ids, pg_catalog.array_agg(d.digest) as digests
-    from app.content_entity_digests d
-    where d.snapshot_id = sid and d.kind in ('trail', 'concept', 'spark', 'beacon')
-  ) e
-  cross join lateral private.trail_digests_of(sid, e.kinds, e.ids, e.digests, null) t;
+  select sid, t.id, private.trail_content_digest(sid, t.id)
+  from app.trails t
+  where t.snapshot_id = sid;
 end
 $function$
 ;
@@ -1054,25 +1051,8 @@ AS $function$
   select coalesce(
     (select d.digest from app.trail_content_digests d
      where d.snapshot_id = trail_content_digest.snapshot_id and d.trail_id = trail_content_digest.trail_id),
-    (select t.digest
-     from (select pg_catalog.array_agg(d.kind) as kinds, pg_catalog.array_agg(d.entity_id) as ids, pg_catalog.array_agg(d.digest) as digests
-           from private.content_digests(trail_content_digest.snapshot_id, trail_content_digest.trail_id) d) e
-     cross join lateral private.trail_digests_of(trail_content_digest.snapshot_id, e.kinds, e.ids, e.digests, trail_content_digest.trail_id) t))
-$function$
-;
-
-CREATE OR REPLACE FUNCTION private.trail_digests_of(snapshot_id uuid, kinds text[], ids uuid[], digests uuid[], trail_id uuid)
- RETURNS TABLE(trail_id uuid, digest uuid)
- LANGUAGE sql
- STABLE
- SET search_path TO ''
-AS $function$
-  select s.trail_id,
-    pg_catalog.md5(pg_catalog.string_agg(s.kind || ':' || s.entity_id || ':' || coalesce(d.digest::text, ''), ',' order by s.kind, s.entity_id))::uuid
-  from private.trail_scope(trail_digests_of.snapshot_id, trail_digests_of.trail_id) s
-  left join rows from (pg_catalog.unnest(trail_digests_of.kinds), pg_catalog.unnest(trail_digests_of.ids), pg_catalog.unnest(trail_digests_of.digests)) d(kind, entity_id, digest)
-    on d.kind = s.kind and d.entity_id = s.entity_id
-  group by s.trail_id
+    (select pg_catalog.md5(pg_catalog.string_agg(d.kind || ':' || d.entity_id || ':' || d.digest, ',' order by d.kind, d.entity_id))::uuid
+     from private.content_digests(trail_content_digest.snapshot_id, trail_content_digest.trail_id) d))
 $function$
 ;
 
@@ -1509,8 +1489,6 @@ grant execute on function private.spark_review_json(app.spark_reviews,boolean) t
 grant execute on function private.spark_review_json(app.spark_reviews,boolean) to authenticated;
 grant execute on function private.trail_content_digest(uuid,uuid) to anon;
 grant execute on function private.trail_content_digest(uuid,uuid) to authenticated;
-grant execute on function private.trail_digests_of(uuid,text[],uuid[],uuid[],uuid) to anon;
-grant execute on function private.trail_digests_of(uuid,text[],uuid[],uuid[],uuid) to authenticated;
 grant execute on function private.trail_scope(uuid,uuid) to anon;
 grant execute on function private.trail_scope(uuid,uuid) to authenticated;
 grant execute on function private.xapi_home_page() to anon;
@@ -1553,8 +1531,7 @@ comment on function private.require_learning_time(pg_catalog.text,timestamp with
 comment on function private.review_card_json(app.review_cards,timestamp with time zone) is 'ReviewCard JSON: due_at, stability, difficulty, retrievability at a time, last_review_at, scheduled_days, reps, lapses.';
 comment on function private.snapshot_changes(pg_catalog.uuid,pg_catalog.uuid,pg_catalog.uuid) is 'Entities added, removed or changed (by digest) from one snapshot to another, whole or restricted to one trail''s entities.';
 comment on function private.spark_review_json(app.spark_reviews,boolean) is 'SparkReview JSON for one app.spark_reviews row with created and the spark''s card as it is now.';
-comment on function private.trail_content_digest(pg_catalog.uuid,pg_catalog.uuid) is 'A trail''s digest in a snapshot: stored when the snapshot is rolled up, else derived (private.trail_digests_of).';
-comment on function private.trail_digests_of(pg_catalog.uuid,pg_catalog.text[],pg_catalog.uuid[],pg_catalog.uuid[],pg_catalog.uuid) is 'Trail digest rule: md5 over the trail''s entities (kind:id:digest, in kind and id order), from the given entity digests.';
+comment on function private.trail_content_digest(pg_catalog.uuid,pg_catalog.uuid) is 'A trail''s digest in a snapshot: md5 over its entities'' kind:id:digest in order; stored when the snapshot is rolled up, else computed.';
 comment on function private.trail_scope(pg_catalog.uuid,pg_catalog.uuid) is 'The entities of one trail (or of every trail) of a snapshot: the trail, its concepts, the sparks placed in them, its beacons.';
 comment on function private.xapi_home_page() is 'The service home page for xAPI actors and activity ids: setting sparkpath.home_page, default http://localhost:3000.';
 comment on function private.xapi_statement_id(pg_catalog.uuid,pg_catalog.text,pg_catalog.uuid) is 'xAPI statement id of a learning event: the idempotency key if it is a UUID, else a v5 UUID of user:key, else the event id.';
