@@ -771,18 +771,6 @@ comment on function private.xapi_home_page() is
   'The service home page for xAPI actors and activity ids: setting sparkpath.home_page, default http://localhost:3000.';
 grant execute on function private.xapi_home_page() to anon, authenticated;
 
--- private.xapi_timestamp: an ISO 8601 UTC timestamp with microseconds, as the export writes them.
-create or replace function private.xapi_timestamp(value timestamp with time zone)
-returns text
-language sql
-immutable
-set search_path = ''
-as $$
-  select pg_catalog.to_char(xapi_timestamp.value at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
-$$;
-comment on function private.xapi_timestamp(timestamp with time zone) is 'ISO 8601 UTC timestamp with microseconds (…Z).';
-grant execute on function private.xapi_timestamp(timestamp with time zone) to anon, authenticated;
-
 -- api.list_statements
 -- Purpose: the caller's learning events as xAPI 1.0.3 statements (a StatementResult), newest
 --          stored first: one statement per event that is not voided, one voiding statement per
@@ -807,6 +795,12 @@ declare
   caller uuid := private.require_user();
   wanted constant integer := case when list_statements.limit_count = 0 then 500 else list_statements.limit_count end;
   home constant text := private.xapi_home_page();
+  -- The same for every statement of the page: built once.
+  actor constant json := pg_catalog.json_build_object('objectType', 'Agent',
+    'account', pg_catalog.json_build_object('homePage', home, 'name', caller));
+  voided constant json := private.xapi_verb('voided');
+  -- Timestamps as the export writes them: ISO 8601 in UTC with microseconds.
+  utc constant text := 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"';
   current_snapshot uuid := private.resolve_snapshot_id(null);
   before_stored timestamptz;
   before_id uuid;
@@ -852,41 +846,44 @@ begin
     select p.*, private.xapi_statement_id(caller, p.idempotency_key, p.id) as event_statement_id
     from page p
     where p.position <= wanted
+  ),
+  -- One xAPI verb per learning verb, not one call per statement.
+  verbs as materialized (
+    select lv.value, private.xapi_verb(lv.value) as xapi from app.learning_verbs lv
   )
   select pg_catalog.json_build_object(
     'statements', coalesce((
       select pg_catalog.json_agg(
         case when not s.voiding then pg_catalog.json_build_object(
           'id', s.event_statement_id,
-          'actor', pg_catalog.json_build_object('objectType', 'Agent',
-            'account', pg_catalog.json_build_object('homePage', home, 'name', caller)),
-          'verb', private.xapi_verb(s.verb),
+          'actor', actor,
+          'verb', v.xapi,
           'object', pg_catalog.json_build_object('objectType', 'Activity',
             'id', home || '/activities/sparks/' || s.spark_id,
             'definition', case when sp.title is null
               then pg_catalog.json_build_object('type', 'http://adlnet.gov/expapi/activities/lesson')
               else pg_catalog.json_build_object('type', 'http://adlnet.gov/expapi/activities/lesson',
                      'name', pg_catalog.json_build_object('en-US', sp.title)) end),
-          'timestamp', private.xapi_timestamp(s.occurred_at),
-          'stored', private.xapi_timestamp(s.stored),
+          'timestamp', pg_catalog.to_char(s.occurred_at at time zone 'UTC', utc),
+          'stored', pg_catalog.to_char(s.stored at time zone 'UTC', utc),
           'version', '1.0.3')
         else pg_catalog.json_build_object(
           'id', private.xapi_uuid('voided:' || s.event_statement_id),
-          'actor', pg_catalog.json_build_object('objectType', 'Agent',
-            'account', pg_catalog.json_build_object('homePage', home, 'name', caller)),
-          'verb', private.xapi_verb('voided'),
+          'actor', actor,
+          'verb', voided,
           'object', pg_catalog.json_build_object('objectType', 'StatementRef', 'id', s.event_statement_id),
-          'timestamp', private.xapi_timestamp(s.stored),
-          'stored', private.xapi_timestamp(s.stored),
+          'timestamp', pg_catalog.to_char(s.stored at time zone 'UTC', utc),
+          'stored', pg_catalog.to_char(s.stored at time zone 'UTC', utc),
           'version', '1.0.3') end
         order by s.position)
       from statements s
+      left join verbs v on v.value = s.verb
       left join app.sparks sp on sp.snapshot_id = current_snapshot and sp.id = s.spark_id and not s.voiding), '[]'::json),
     'more', coalesce((
       select '/user/me/statements?' || pg_catalog.concat_ws('&',
           'limit=' || list_statements.limit_count,
-          'since=' || private.xapi_timestamp(list_statements.since),
-          'until=' || private.xapi_timestamp(list_statements.until),
+          'since=' || pg_catalog.to_char(list_statements.since at time zone 'UTC', utc),
+          'until=' || pg_catalog.to_char(list_statements.until at time zone 'UTC', utc),
           'cursor=' || ((extract(epoch from l.stored) * 1000000)::numeric(20, 0))::text || '.' || l.id)
       from page l
       where l.position = wanted

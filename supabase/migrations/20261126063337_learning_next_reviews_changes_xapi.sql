@@ -328,6 +328,12 @@ declare
   caller uuid := private.require_user();
   wanted constant integer := case when list_statements.limit_count = 0 then 500 else list_statements.limit_count end;
   home constant text := private.xapi_home_page();
+  -- The same for every statement of the page: built once.
+  actor constant json := pg_catalog.json_build_object('objectType', 'Agent',
+    'account', pg_catalog.json_build_object('homePage', home, 'name', caller));
+  voided constant json := private.xapi_verb('voided');
+  -- Timestamps as the export writes them: ISO 8601 in UTC with microseconds.
+  utc constant text := 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"';
   current_snapshot uuid := private.resolve_snapshot_id(null);
   before_stored timestamptz;
   before_id uuid;
@@ -373,41 +379,44 @@ begin
     select p.*, private.xapi_statement_id(caller, p.idempotency_key, p.id) as event_statement_id
     from page p
     where p.position <= wanted
+  ),
+  -- One xAPI verb per learning verb, not one call per statement.
+  verbs as materialized (
+    select lv.value, private.xapi_verb(lv.value) as xapi from app.learning_verbs lv
   )
   select pg_catalog.json_build_object(
     'statements', coalesce((
       select pg_catalog.json_agg(
         case when not s.voiding then pg_catalog.json_build_object(
           'id', s.event_statement_id,
-          'actor', pg_catalog.json_build_object('objectType', 'Agent',
-            'account', pg_catalog.json_build_object('homePage', home, 'name', caller)),
-          'verb', private.xapi_verb(s.verb),
+          'actor', actor,
+          'verb', v.xapi,
           'object', pg_catalog.json_build_object('objectType', 'Activity',
             'id', home || '/activities/sparks/' || s.spark_id,
             'definition', case when sp.title is null
               then pg_catalog.json_build_object('type', 'http://adlnet.gov/expapi/activities/lesson')
               else pg_catalog.json_build_object('type', 'http://adlnet.gov/expapi/activities/lesson',
                      'name', pg_catalog.json_build_object('en-US', sp.title)) end),
-          'timestamp', private.xapi_timestamp(s.occurred_at),
-          'stored', private.xapi_timestamp(s.stored),
+          'timestamp', pg_catalog.to_char(s.occurred_at at time zone 'UTC', utc),
+          'stored', pg_catalog.to_char(s.stored at time zone 'UTC', utc),
           'version', '1.0.3')
         else pg_catalog.json_build_object(
           'id', private.xapi_uuid('voided:' || s.event_statement_id),
-          'actor', pg_catalog.json_build_object('objectType', 'Agent',
-            'account', pg_catalog.json_build_object('homePage', home, 'name', caller)),
-          'verb', private.xapi_verb('voided'),
+          'actor', actor,
+          'verb', voided,
           'object', pg_catalog.json_build_object('objectType', 'StatementRef', 'id', s.event_statement_id),
-          'timestamp', private.xapi_timestamp(s.stored),
-          'stored', private.xapi_timestamp(s.stored),
+          'timestamp', pg_catalog.to_char(s.stored at time zone 'UTC', utc),
+          'stored', pg_catalog.to_char(s.stored at time zone 'UTC', utc),
           'version', '1.0.3') end
         order by s.position)
       from statements s
+      left join verbs v on v.value = s.verb
       left join app.sparks sp on sp.snapshot_id = current_snapshot and sp.id = s.spark_id and not s.voiding), '[]'::json),
     'more', coalesce((
       select '/user/me/statements?' || pg_catalog.concat_ws('&',
           'limit=' || list_statements.limit_count,
-          'since=' || private.xapi_timestamp(list_statements.since),
-          'until=' || private.xapi_timestamp(list_statements.until),
+          'since=' || pg_catalog.to_char(list_statements.since at time zone 'UTC', utc),
+          'until=' || pg_catalog.to_char(list_statements.until at time zone 'UTC', utc),
           'cursor=' || ((extract(epoch from l.stored) * 1000000)::numeric(20, 0))::text || '.' || l.id)
       from page l
       where l.position = wanted
@@ -1106,16 +1115,6 @@ AS $function$
 $function$
 ;
 
-CREATE OR REPLACE FUNCTION private.xapi_timestamp(value timestamp with time zone)
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO ''
-AS $function$
-  select pg_catalog.to_char(xapi_timestamp.value at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
-$function$
-;
-
 CREATE OR REPLACE FUNCTION private.xapi_uuid(name text)
  RETURNS uuid
  LANGUAGE sql
@@ -1495,8 +1494,6 @@ grant execute on function private.xapi_home_page() to anon;
 grant execute on function private.xapi_home_page() to authenticated;
 grant execute on function private.xapi_statement_id(uuid,text,uuid) to anon;
 grant execute on function private.xapi_statement_id(uuid,text,uuid) to authenticated;
-grant execute on function private.xapi_timestamp(timestamp with time zone) to anon;
-grant execute on function private.xapi_timestamp(timestamp with time zone) to authenticated;
 grant execute on function private.xapi_uuid(text) to anon;
 grant execute on function private.xapi_uuid(text) to authenticated;
 grant execute on function private.xapi_verb(text) to anon;
@@ -1535,7 +1532,6 @@ comment on function private.trail_content_digest(pg_catalog.uuid,pg_catalog.uuid
 comment on function private.trail_scope(pg_catalog.uuid,pg_catalog.uuid) is 'The entities of one trail (or of every trail) of a snapshot: the trail, its concepts, the sparks placed in them, its beacons.';
 comment on function private.xapi_home_page() is 'The service home page for xAPI actors and activity ids: setting sparkpath.home_page, default http://localhost:3000.';
 comment on function private.xapi_statement_id(pg_catalog.uuid,pg_catalog.text,pg_catalog.uuid) is 'xAPI statement id of a learning event: the idempotency key if it is a UUID, else a v5 UUID of user:key, else the event id.';
-comment on function private.xapi_timestamp(timestamp with time zone) is 'ISO 8601 UTC timestamp with microseconds (…Z).';
 comment on function private.xapi_uuid(pg_catalog.text) is 'RFC 4122 version-5 UUID (SHA-1) of a name in the Sparkpath xAPI namespace 8b1f4c1e-5d2a-4f0e-9c3b-7a6d5e4f3c2b.';
 comment on function private.xapi_verb(pg_catalog.text) is 'xAPI verb {id, display} of a learning verb (started=attempted, completed, mastered: ADL; bookmarked: id.tincanapi.com) or voided.';
 comment on table app.content_entity_digests is 'Per snapshot: the digest of every entity''s document (private.content_entity_documents). Filled from app.snapshot_rollups at import.';
