@@ -57,6 +57,8 @@ CREATE INDEX review_cards_due ON app.review_cards USING btree (user_id, due_at, 
 
 CREATE UNIQUE INDEX review_cards_pkey ON app.review_cards USING btree (user_id, spark_id);
 
+CREATE INDEX spark_graph_nodes_roots ON app.spark_graph_nodes USING btree (snapshot_id, spark_id) WHERE (cardinality(parents) = 0);
+
 CREATE UNIQUE INDEX spark_reviews_natural_key ON app.spark_reviews USING btree (user_id, spark_id, reviewed_at);
 
 CREATE UNIQUE INDEX spark_reviews_pkey ON app.spark_reviews USING btree (id);
@@ -183,15 +185,32 @@ begin
     from private.caller_journeys(null, false) j
     where chosen_trail is null and j.snapshot_id = current_snapshot
   ),
+  -- The sparks whose prerequisites are all done, found from both ends instead of by testing every
+  -- spark of every enrolled trail: those without prerequisites (a partial index of the snapshot's
+  -- roots) and the children of the done sparks whose every parent is done.
+  unlocked as (
+    select g.spark_id, g.parents
+    from app.spark_graph_nodes g
+    where g.snapshot_id = current_snapshot and pg_catalog.cardinality(g.parents) = 0
+    union
+    select g.spark_id, g.parents
+    from (
+      select distinct pg_catalog.unnest(d.children) as spark_id
+      from app.spark_graph_nodes d, done
+      where d.snapshot_id = current_snapshot and d.spark_id = any (done.ids)
+    ) c
+    join app.spark_graph_nodes g on g.snapshot_id = current_snapshot and g.spark_id = c.spark_id
+    cross join done
+    where g.parents <@ done.ids
+  ),
   ready as (
-    -- Each spark once, at its first trail; its prerequisites are its graph node's parents.
-    select distinct on (p.spark_id) t.trail_rank, t.trail_id, p.spark_id, p.concept_id, g.parents
+    -- The unlocked sparks of the trails, not done; each once, at its first trail.
+    select distinct on (p.spark_id) t.trail_rank, t.trail_id, p.spark_id, p.concept_id, u.parents
     from trails t
     cross join lateral private.journey_positions(current_snapshot, t.trail_id) p
+    join unlocked u on u.spark_id = p.spark_id
     left join states st on st.spark_id = p.spark_id
-    join app.spark_graph_nodes g on g.snapshot_id = current_snapshot and g.spark_id = p.spark_id
-    cross join done
-    where st.completed_at is null and g.parents <@ done.ids
+    where st.completed_at is null
     order by p.spark_id, t.trail_rank, p.ordinal
   ),
   chosen as (
