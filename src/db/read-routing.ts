@@ -16,9 +16,9 @@ import type { DatabasePool } from './pool.js';
  * - Read your own writes: after a caller's write this instance keeps the write's transaction id
  *   (a fence) for FENCE_TTL_MS; that caller's reads ask the replica to answer only if it has
  *   replayed those transactions (`pg_visible_in_snapshot`), which it checks before running
- *   anything, and go to the primary when it has not. Measured here the replica replays a
- *   write within 3 ms (p50; p99 9 ms), so the fence mostly costs nothing; see
- *   docs/architecture.md ("Beyond one machine") for the numbers and the alternatives.
+ *   anything, and go to the primary when it has not. The measurements and the alternatives
+ *   (a fixed window on the primary, waiting on the replica): docs/architecture.md, "Read
+ *   replicas"; `npx tsx bench/replica-lag.ts` measures them again.
  *
  * The fences are per instance and soft: losing them (a restart) costs at most the replica's
  * lag of freshness, never a wrong answer about who may see what.
