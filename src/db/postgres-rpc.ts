@@ -23,6 +23,8 @@ interface ApiFunction {
 }
 
 const DISPATCH = 'select private.dispatch($1, $2, $3, $4::text::jsonb) as body';
+/** A read of a caller who wrote lately: on a replica, only once it has replayed those writes ($5). */
+const DISPATCH_FENCED = fenced(DISPATCH, 5);
 /** A write also answers its transaction id (null if it wrote nothing), read after the call ran. */
 const DISPATCH_WRITE = `select d.body, pg_catalog.pg_current_xact_id_if_assigned()::text as xid from (${DISPATCH} offset 0) as d`;
 const SNAPSHOT_READ = 'select version, snapshot_id, body from private.dispatch_snapshot_read($1, $2, $3, $4::text::jsonb, $5::text[])';
@@ -91,7 +93,7 @@ export function createPostgresRpc({ pool, readPool, snapshotCache }: PostgresRpc
         const rows = await routing.read(subject, (db, fence) =>
           fence === undefined
             ? db.unsafe<{ body: string | null }[]>(DISPATCH, params, { prepare: true })
-            : db.unsafe<{ body: string | null }[]>(fenced(DISPATCH, 5), [...params, fence], { prepare: true }),
+            : db.unsafe<{ body: string | null }[]>(DISPATCH_FENCED, [...params, fence], { prepare: true }),
         );
         return rows[0]?.body ?? 'null';
       }
