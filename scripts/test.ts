@@ -8,7 +8,7 @@
  *   5. `supabase db advisors`: nothing at WARN or ERROR
  *   6. src/db/database.types.ts matches `supabase gen types`; TypeScript typecheck
  *   7. vitest (HTTP, e2e, property tests), each file on its own clone of the template
- *   8. reliability suite, short form (test/reliability: live API processes and databases)
+ *   8. reliability suite, short form (test/reliability: live API processes and databases, a standby)
  *
  * Ends with one line `N passed, N failed` counting every test and check.
  */
@@ -145,7 +145,8 @@ try {
 }
 
 // Live processes with their own throwaway databases: soak, outage, shutdown, hostile input, auth
-// abuse. The short form keeps this step under about two minutes.
+// abuse, two instances on one database, a read replica. The short form keeps this step to a few
+// minutes (about four on a loaded 2-core machine).
 log('reliability suite, short form (test/reliability; `npm run test:reliability` is the long form)');
 const reliabilityReport = path.join(artifacts, 'reliability.json');
 const reliability = await run('npx', ['--no-install', 'vitest', 'run', '-c', 'vitest.reliability.config.ts', '--reporter=default', '--reporter=json', `--outputFile.json=${reliabilityReport}`], { RELIABILITY_MODE: 'short' });

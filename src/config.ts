@@ -46,6 +46,9 @@ export const configSchema = z
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
     DATABASE_URL: optionalText.pipe(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
+    // A read replica (a streaming standby; on Supabase a read replica's connection string): reads
+    // go there, writes and everything about sign-in never (docs/architecture.md, "Beyond one machine").
+    DATABASE_READ_URL: optionalText.pipe(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
     EMBEDDED_PG_DATA_DIR: z.string().min(1).default('.data/postgres'),
     EMBEDDED_PG_PORT: integer(54329, 1024, 65535),
     // (2 × cores): on the 2-core bench machine (2026-11-22) pools of 2-4 gave the best p95; more

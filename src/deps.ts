@@ -16,6 +16,8 @@ export interface Dependencies {
   config: Config;
   /** The one owner of the database connections; everything below reaches Postgres through it. */
   pool: DatabasePool;
+  /** The read replica's pool (DATABASE_READ_URL), used by the rpc for reads only. */
+  readPool?: DatabasePool;
   rpc: Rpc;
   sessionStore: SessionStore;
   auth: AuthService;
@@ -40,35 +42,43 @@ export interface Dependencies {
  *   await deps.close();
  */
 export function createDependencies(config: Config, databaseUrl: string): Dependencies {
-  const pool = createDatabasePool({
-    url: databaseUrl,
-    poolMax: config.DB_POOL_MAX,
-    pipelineDepth: config.DB_PIPELINE_DEPTH,
-    statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
-    connectTimeoutSeconds: config.DB_CONNECT_TIMEOUT_S,
-    tokenIssuer: config.JWT_ISSUER ?? 'sparkpath',
-  });
+  const openPool = (url: string, applicationName?: string) =>
+    createDatabasePool({
+      url,
+      poolMax: config.DB_POOL_MAX,
+      pipelineDepth: config.DB_PIPELINE_DEPTH,
+      statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+      connectTimeoutSeconds: config.DB_CONNECT_TIMEOUT_S,
+      tokenIssuer: config.JWT_ISSUER ?? 'sparkpath',
+      applicationName,
+    });
+  const pool = openPool(databaseUrl);
+  const readPool = config.DATABASE_READ_URL ? openPool(config.DATABASE_READ_URL, 'sparkpath-api-read') : undefined;
   const snapshotCache = new SnapshotCache(config.SNAPSHOT_CACHE_MB * 1024 * 1024);
   const sessionStore = createSessionStore(pool);
   const auth = createAuthService(config, sessionStore);
   const verifier = createVerifierFromConfig(config, JSON.parse(auth.jwks) as JSONWebKeySet);
   const postgresRateLimits = config.RATE_LIMIT_STORE === 'postgres' ? createPostgresRateLimitStore(pool) : undefined;
   const rpc: Rpc = {
-    ...createPostgresRpc({ pool, snapshotCache }),
+    ...createPostgresRpc({ pool, readPool, snapshotCache }),
     // One statement when healthy: the session functions answering means the database does too.
+    // The replica is reported but never makes the instance unhealthy: the primary answers reads
+    // while it is away.
     async health() {
+      const replica = readPool?.ping().then(() => ({ read_replica: 'ok' as const }), () => ({ read_replica: 'unavailable' as const }));
       try {
         await sessionStore.ready();
-        return { database: 'ok', sessions: 'ok' };
+        return { database: 'ok', sessions: 'ok', ...(await replica) };
       } catch {
         const database = await pool.ping().then(() => 'ok' as const, () => 'unavailable' as const);
-        return { database, sessions: 'unavailable' };
+        return { database, sessions: 'unavailable', ...(await replica) };
       }
     },
   };
   return {
     config,
     pool,
+    readPool,
     rpc,
     sessionStore,
     auth,
@@ -79,7 +89,9 @@ export function createDependencies(config: Config, databaseUrl: string): Depende
       const [sessions, purged] = await Promise.all([auth.cleanup(), postgresRateLimits?.purge() ?? 0]);
       return { ...sessions, rate_limit_windows_purged: purged };
     },
-    close: () => pool.close(),
+    close: async () => {
+      await Promise.all([pool.close(), readPool?.close()]);
+    },
   };
 }
 

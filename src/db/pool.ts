@@ -15,6 +15,8 @@ export interface DatabasePoolOptions {
    * issuers sharing the secret (Supabase Auth) are not session-bound here.
    */
   tokenIssuer?: string;
+  /** Shown in pg_stat_activity; a read replica's pool says so (default `sparkpath-api`). */
+  applicationName?: string;
 }
 
 /**
@@ -45,7 +47,7 @@ export function createDatabasePool(options: DatabasePoolOptions): DatabasePool {
       // reads this option (default 100) but its types leave it out.
       ...({ max_pipeline: options.pipelineDepth ?? 1 } as object),
       connection: {
-        application_name: 'sparkpath-api',
+        application_name: options.applicationName ?? 'sparkpath-api',
         statement_timeout: options.statementTimeoutMs,
         'sparkpath.token_issuer': options.tokenIssuer ?? 'sparkpath',
       },

@@ -51,4 +51,6 @@ export interface HealthChecks {
   database: HealthState;
   /** Sign-in, refresh, logout and cleanup can run: their functions answer on the same pool. */
   sessions: HealthState;
+  /** Present with DATABASE_READ_URL: the read replica answers (while it does not, the primary reads). */
+  read_replica?: HealthState;
 }

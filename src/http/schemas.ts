@@ -101,7 +101,12 @@ export const PaginationMetaSchema = z
 export const HealthSchema = z
   .object({
     status: z.enum(['ok', 'unavailable']),
-    checks: z.object({ database: z.enum(['ok', 'unavailable']), sessions: z.enum(['ok', 'unavailable']) }),
+    checks: z.object({
+      database: z.enum(['ok', 'unavailable']),
+      sessions: z.enum(['ok', 'unavailable']),
+      // Only with a read replica (DATABASE_READ_URL); informative: reads fall back to the primary.
+      read_replica: z.enum(['ok', 'unavailable']).optional(),
+    }),
   })
   .openapi('Health');
 
