@@ -36,16 +36,20 @@ export function createSupabaseAuth(config: Config, deps: { rpc: Rpc; verifier: J
   // Unhandled until first use: a failure to load surfaces in the request that needs it.
   loaded.catch(() => undefined);
 
-  /** supabase-js's error kinds: Supabase Auth answered (with a status), or could not be reached. */
-  async function kindOf(error: unknown): Promise<{ answered: boolean; status?: number; code?: string; unreachable: boolean; verifierMissing: boolean }> {
+  /**
+   * What a supabase-js error says: Supabase Auth answered (`status`, `code`), or it no longer has
+   * the session (supabase-js turns `session_not_found` into its own error), or it could not be
+   * reached (network, 5xx).
+   */
+  async function kindOf(error: unknown) {
     const [, sdk] = await loaded;
-    const answered = sdk.isAuthApiError(error);
+    const unreachable = sdk.isAuthRetryableFetchError(error);
     return {
-      answered,
-      status: answered ? error.status : undefined,
-      code: answered ? error.code : undefined,
-      unreachable: sdk.isAuthRetryableFetchError(error),
+      unreachable,
+      sessionGone: sdk.isAuthSessionMissingError(error),
       verifierMissing: sdk.isAuthPKCECodeVerifierMissingError(error),
+      status: sdk.isAuthError(error) && !unreachable ? error.status : undefined,
+      code: sdk.isAuthApiError(error) ? error.code : undefined,
     };
   }
 
@@ -91,7 +95,7 @@ export function createSupabaseAuth(config: Config, deps: { rpc: Rpc; verifier: J
       });
       if (error || !data.url) throw unavailable('Supabase Auth could not start the sign-in');
       const returnTo = resolveRedirect(redirect, redirectPolicy);
-      setCallbackCookie(c, RETURN_COOKIE, `${Math.floor(Date.now() / 1000)}.${Buffer.from(returnTo).toString('base64url')}`, config.OAUTH_ATTEMPT_TTL_S);
+      setCallbackCookie(c, RETURN_COOKIE, `${Date.now()}.${Buffer.from(returnTo).toString('base64url')}`, config.OAUTH_ATTEMPT_TTL_S);
       return data.url;
     },
 
@@ -132,7 +136,7 @@ export function createSupabaseAuth(config: Config, deps: { rpc: Rpc; verifier: J
             provider: state.user.provider ?? state.session.provider,
           },
           session: tokens,
-          is_new_user: startedAt !== undefined && Date.parse(data.user.created_at) >= startedAt * 1000,
+          is_new_user: startedAt !== undefined && Date.parse(data.user.created_at) >= startedAt,
           redirect_url: resolveRedirect(returnTo, redirectPolicy),
         },
       };
@@ -142,10 +146,10 @@ export function createSupabaseAuth(config: Config, deps: { rpc: Rpc; verifier: J
     async refresh(c: Context, refreshToken: string): Promise<TokenSet> {
       const { data, error } = await (await client(c)).auth.refreshSession({ refresh_token: refreshToken });
       if (data.session && !error) return tokenSet(data.session);
-      const { unreachable, code } = await kindOf(error);
+      const { unreachable, sessionGone, code } = await kindOf(error);
       if (unreachable) throw unavailable('Supabase Auth could not be reached');
       if (code === 'refresh_token_already_used') throw refreshRefused('revoked', 'refresh_token_reuse');
-      if (code === 'session_not_found') throw refreshRefused('revoked');
+      if (sessionGone) throw refreshRefused('revoked');
       if (code === 'session_expired') throw refreshRefused('expired');
       throw refreshRefused('invalid');
     },
@@ -160,8 +164,8 @@ export function createSupabaseAuth(config: Config, deps: { rpc: Rpc; verifier: J
     async logout(c: Context, accessToken: string): Promise<void> {
       const { error } = await (await client(c)).auth.admin.signOut(accessToken, config.SUPABASE_AUTH_LOGOUT_SCOPE);
       if (!error) return;
-      const { status } = await kindOf(error);
-      if (status === 401 || status === 403 || status === 404) return;
+      const { sessionGone, status } = await kindOf(error);
+      if (sessionGone || status === 401 || status === 403 || status === 404) return;
       throw unavailable('Supabase Auth could not end the session');
     },
 
@@ -169,8 +173,8 @@ export function createSupabaseAuth(config: Config, deps: { rpc: Rpc; verifier: J
     async sessionAlive(c: Context, accessToken: string): Promise<boolean> {
       const { error } = await (await client(c)).auth.getUser(accessToken);
       if (!error) return true;
-      const { status } = await kindOf(error);
-      if (status !== undefined && status >= 400 && status < 500) return false;
+      const { sessionGone, status } = await kindOf(error);
+      if (sessionGone || (status !== undefined && status >= 400 && status < 500)) return false;
       throw unavailable('Supabase Auth could not be reached');
     },
   };
@@ -188,9 +192,9 @@ const unavailable = (message: string) => new ApiError('SERVICE_UNAVAILABLE', mes
 
 const isVerifierCookie = (name: string) => name.startsWith(`${SUPABASE_STORAGE_KEY}-`) && /-code-verifier(\.\d+)?$/.test(name);
 
-/** `<epoch seconds>.<base64url redirect>`; a missing or mangled cookie gives nothing. */
+/** `<epoch milliseconds>.<base64url redirect>`; a missing or mangled cookie gives nothing. */
 function parseReturnCookie(value: string | undefined): [number | undefined, string | undefined] {
-  const match = /^(\d{1,12})\.([A-Za-z0-9_-]*)$/.exec(value ?? '');
+  const match = /^(\d{1,15})\.([A-Za-z0-9_-]*)$/.exec(value ?? '');
   if (!match) return [undefined, undefined];
   return [Number(match[1]), Buffer.from(match[2], 'base64url').toString('utf8')];
 }
