@@ -101,7 +101,7 @@ async function main() {
 /**
  * Says at start-up how the API talks to the database, and what a transaction pooler (Supavisor's
  * port 6543) changes: prepared statements off; nothing else to turn off, as the API keeps no
- * session state (no LISTEN/NOTIFY, no session locks; one statement per request). A pooler also
+ * session state (it LISTENs to nothing, takes no session locks; one statement per request). A pooler also
  * drops the start-up parameters the pool sends: a setting the server did not receive is named
  * with the statement that sets it on the API's login role.
  */
@@ -109,7 +109,7 @@ async function reportConnection(deps: Dependencies, logger: Logger) {
   const { prepare, transactionPooler, reason } = deps.connection;
   logger.info({ prepared_statements: prepare, transaction_pooler: transactionPooler, reason }, 'database connection');
   if (transactionPooler) {
-    logger.info('transaction pooler: the API uses no LISTEN/NOTIFY and no session state, so nothing else needs turning off');
+    logger.info('transaction pooler: the API listens for no notifications and keeps no session state, so nothing else needs turning off');
     if (prepare) logger.warn('DB_PREPARE=true behind a transaction pooler: prepared statements will fail; use DB_PREPARE=auto or false');
   }
   const missing = await deps.pool.missingSettings().catch(() => []);

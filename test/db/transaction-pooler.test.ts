@@ -61,7 +61,7 @@ describe.skipIf(!hasPgbouncer)('behind a transaction pooler', () => {
     try {
       expect(server.lines.find((l) => l.msg === 'database ready')).toMatchObject({ embedded: false, demo_content_loaded: true });
       expect(server.lines.find((l) => l.msg === 'database connection')).toMatchObject({ prepared_statements: false, transaction_pooler: true, reason: `DB_PREPARE=false, database on port ${new URL(url).port}` });
-      expect(server.lines.some((l) => String(l.msg).startsWith('transaction pooler: the API uses no LISTEN/NOTIFY'))).toBe(true);
+      expect(server.lines.some((l) => String(l.msg).startsWith('transaction pooler: the API listens for no notifications'))).toBe(true);
       expect(server.lines.find((l) => l.level === 40 && String(l.msg).includes('did not receive these connection settings'))).toMatchObject({
         missing: [
           { name: 'statement_timeout', expected: '5000', actual: '0' },
