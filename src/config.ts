@@ -117,7 +117,7 @@ export const configSchema = z
     SUPABASE_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
     SUPABASE_ANON_KEY: optionalText,
     AUTH_PROVIDER: z.enum(['builtin', 'supabase']).default('builtin'),
-    SUPABASE_AUTH_LOGOUT_SCOPE: z.enum(['local', 'global', 'others']).default('local'),
+    SUPABASE_AUTH_LOGOUT_SCOPE: z.enum(['local', 'global']).default('local'),
 
     // Rate limits: requests per window per caller; 0 means unlimited for that role.
     RATE_LIMITS_ENABLED: trueUnlessFalse,

@@ -156,10 +156,11 @@ export function createSupabaseAuth(config: Config, deps: { rpc: Rpc; verifier: J
 
     /**
      * Ends the access token's session at Supabase Auth (`signOut` with SUPABASE_AUTH_LOGOUT_SCOPE:
-     * local, this session; global, all the user's; others, all but this one), which revokes its
-     * refresh token. Supabase Auth's answer that the session or user is already gone counts as
-     * done, as supabase-js counts it. The access token itself stays valid at Supabase until it
-     * expires: the handler then records it here too (private.sign_out).
+     * local, this session; global, all the user's), which revokes the refresh tokens. Supabase
+     * Auth's answer that the session or user is already gone counts as done, as supabase-js
+     * counts it. An access token stays valid at Supabase until it expires: the handler then
+     * records the presented one here too (private.sign_out). Other devices' access tokens (global)
+     * are refused by GET /auth/session at once, by the rest of the API when they expire.
      */
     async logout(c: Context, accessToken: string): Promise<void> {
       const { error } = await (await client(c)).auth.admin.signOut(accessToken, config.SUPABASE_AUTH_LOGOUT_SCOPE);
