@@ -29,6 +29,9 @@ const integer = (fallback: number, min: number, max: number) =>
  */
 export const SESSION_IDLE_CLOCK_SKEW_S = 10;
 
+/** The `iss` of the tokens this API signs when JWT_ISSUER is not set. */
+export const TOKEN_ISSUER_DEFAULT = 'sparkpath';
+
 /** The inactivity limit: as configured, else the access-token lifetime plus the clock skew. */
 const idleTimeout = (env: { SESSION_IDLE_TIMEOUT_S?: number; ACCESS_TOKEN_TTL_S: number }) =>
   env.SESSION_IDLE_TIMEOUT_S ?? env.ACCESS_TOKEN_TTL_S + SESSION_IDLE_CLOCK_SKEW_S;
@@ -196,9 +199,6 @@ function acceptedIssuers(listed: string | undefined, ownIssuer: string | undefin
   if (!ownIssuer && !supabaseAuthUrl) return undefined;
   return [ownIssuer ?? TOKEN_ISSUER_DEFAULT, ...(supabaseAuthUrl ? [supabaseAuthUrl] : [])];
 }
-
-/** The `iss` of the tokens this API signs when JWT_ISSUER is not set. */
-export const TOKEN_ISSUER_DEFAULT = 'sparkpath';
 
 export type Config = z.infer<typeof configSchema>;
 
