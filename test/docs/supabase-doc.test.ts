@@ -33,11 +33,14 @@ describe('docs/supabase.md', () => {
     }
   });
 
-  it('states the defaults the code has: the project\'s JWKS and issuers, and the start-up report on port 6543', () => {
+  it('states the defaults the code has: the project\'s JWKS, the accepted issuers, and the start-up report on port 6543', () => {
     const config = loadConfig({ SUPABASE_URL: 'https://abcdefghijklmnopqrst.supabase.co' });
     expect(config.JWT_JWKS_URL).toBe('https://abcdefghijklmnopqrst.supabase.co/auth/v1/.well-known/jwks.json');
     expect(guide).toContain('`<SUPABASE_URL>/auth/v1/.well-known/jwks.json`');
     expect(config.JWT_ACCEPTED_ISSUERS).toEqual(['sparkpath', 'https://abcdefghijklmnopqrst.supabase.co/auth/v1']);
+    expect(loadConfig({ JWT_ISSUER: 'https://api.example.com' }).JWT_ACCEPTED_ISSUERS).toEqual(['https://api.example.com']);
+    expect(loadConfig({ JWT_ACCEPTED_ISSUERS: 'https://a.example.com, https://b.example.com' }).JWT_ACCEPTED_ISSUERS).toEqual(['https://a.example.com', 'https://b.example.com']);
+    expect(loadConfig({}).JWT_ACCEPTED_ISSUERS).toBeUndefined();
     const report = connectionMode('postgresql://postgres.ref:pw@aws-0-eu-west-1.pooler.supabase.com:6543/postgres', 'auto');
     expect(guide).toContain(JSON.stringify({ msg: 'database connection', prepared_statements: report.prepare, transaction_pooler: report.transactionPooler, reason: report.reason }));
   });
