@@ -1,6 +1,7 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
+import { aptInstall } from './apt.js';
 
 const DEBIAN_PACKAGES = ['postgresql-15-pgtap', 'libtap-parser-sourcehandler-pgtap-perl'];
 
@@ -33,12 +34,7 @@ export async function ensurePgtap(log: (line: string) => void): Promise<void> {
       throw new Error(`pgTAP is missing. Install it with: sudo apt-get install -y ${DEBIAN_PACKAGES.join(' ')}`);
     }
     log(`installing ${DEBIAN_PACKAGES.join(', ')} from Debian`);
-    const install = () =>
-      spawnSync('apt-get', ['install', '-y', '-qq', ...DEBIAN_PACKAGES], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-    if (install().status !== 0) {
-      execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
-      if (install().status !== 0) throw new Error(`apt-get could not install ${DEBIAN_PACKAGES.join(' ')}`);
-    }
+    aptInstall(DEBIAN_PACKAGES);
   }
   const source = debianPgtapDir();
   if (!source) throw new Error('pgTAP extension files not found after installation');

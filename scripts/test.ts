@@ -1,7 +1,7 @@
 /**
  * `npm test`: everything that must be true before a change lands, against a real PostgreSQL.
  *
- *   1. pgTAP and chromium are installed (Debian packages); pgTAP is visible to the embedded PostgreSQL
+ *   1. pgTAP, chromium and pgbouncer are installed (Debian packages); pgTAP is visible to the embedded PostgreSQL
  *   2. a throwaway cluster with the migrated template database
  *   3. supabase/migrations give exactly the catalog supabase/schemas gives
  *   4. pgTAP suite (supabase/tests) through pg_prove, on the seeded and on the empty catalog
@@ -18,6 +18,7 @@ import path from 'node:path';
 import postgres from 'postgres';
 import { committedDatabaseTypes, generateDatabaseTypes } from './db-types.js';
 import { ensureChromium } from './chromium.js';
+import { ensurePgbouncer } from './pgbouncer.js';
 import { ensurePgtap } from './pgtap.js';
 import { buildFromSchemas, catalogDifferences, diffDatabases, dropDatabase } from './schema-catalog.js';
 import { startTestCluster, TEMPLATE_DB, withDatabase } from './test-database.js';
@@ -62,6 +63,8 @@ log('pgTAP');
 await ensurePgtap((line) => console.log(line));
 log('chromium (browser tests)');
 ensureChromium((line) => console.log(line));
+log('pgbouncer (the transaction-pooler test)');
+ensurePgbouncer((line) => console.log(line));
 
 log('starting a throwaway PostgreSQL and migrating the template database');
 const cluster = await startTestCluster();

@@ -21,6 +21,7 @@ import { domainsRouter } from './routes/domains/index.js';
 import { snapshotsRouter } from './routes/snapshots/index.js';
 import { authRouter } from './routes/auth/index.js';
 import type { AuthService } from './auth/auth-service.js';
+import type { SupabaseAuth } from './auth/supabase-auth.js';
 import { crossSiteGuard } from './auth/csrf.js';
 import { parseOrigins } from './auth/redirect.js';
 import { rateLimit } from './http/rate-limit.js';
@@ -37,6 +38,8 @@ export interface AppDeps {
   verifier: JwtVerifier;
   /** Sign-in and sessions. */
   auth: AuthService;
+  /** Sign-in delegated to Supabase Auth (AUTH_PROVIDER=supabase). */
+  supabaseAuth?: SupabaseAuth;
   /** Rate-limit counters: in memory, or shared by instances (RATE_LIMIT_STORE). */
   rateLimitStore: RateLimitStore;
 }
@@ -87,12 +90,12 @@ export function createApp(deps: AppDeps) {
     }),
   );
 
-  app.use(provideServices(createRouteServices({ rpc, auth: deps.auth, config })));
+  app.use(provideServices(createRouteServices({ rpc, auth: deps.auth, supabaseAuth: deps.supabaseAuth, config })));
   app.route('/metadata', metadataRouter());
   app.route('/discovery/domains', domainsRouter());
   app.route('/discovery', discoveryRouter());
   app.route('/snapshots', snapshotsRouter());
-  app.route('/auth', authRouter());
+  app.route('/auth', authRouter(config.AUTH_PROVIDER));
   app.route('/user', journeysRouter());
   app.route('/search', searchRouter());
   app.route('/graph', graphRouter());

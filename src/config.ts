@@ -29,6 +29,9 @@ const integer = (fallback: number, min: number, max: number) =>
  */
 export const SESSION_IDLE_CLOCK_SKEW_S = 10;
 
+/** The `iss` of the tokens this API signs when JWT_ISSUER is not set. */
+export const TOKEN_ISSUER_DEFAULT = 'sparkpath';
+
 /** The inactivity limit: as configured, else the access-token lifetime plus the clock skew. */
 const idleTimeout = (env: { SESSION_IDLE_TIMEOUT_S?: number; ACCESS_TOKEN_TTL_S: number }) =>
   env.SESSION_IDLE_TIMEOUT_S ?? env.ACCESS_TOKEN_TTL_S + SESSION_IDLE_CLOCK_SKEW_S;
@@ -59,6 +62,9 @@ export const configSchema = z
     DB_PIPELINE_DEPTH: integer(2, 1, 100),
     DB_STATEMENT_TIMEOUT_MS: integer(5000, 100, 600_000),
     DB_CONNECT_TIMEOUT_S: integer(3, 1, 60),
+    // Named prepared statements: `auto` is on, except on port 6543, Supavisor's transaction
+    // pooler, which cannot keep them (src/db/connection-mode.ts, docs/supabase.md).
+    DB_PREPARE: z.enum(['auto', 'true', 'false']).default('auto'),
     // The one in-memory cache: bodies of immutable snapshot content (src/db/snapshot-cache.ts).
     // Under the 128 MB heap npm start sets; 0 keeps nothing (every read runs its query).
     SNAPSHOT_CACHE_MB: integer(32, 0, 1024),
@@ -71,6 +77,9 @@ export const configSchema = z
     // Optional ES256 signing key for access tokens (PKCS#8 PEM; `\n` escapes allowed).
     JWT_SIGNING_KEY: optionalText,
     JWT_SIGNING_KEY_ID: optionalText,
+
+    // Issuers whose tokens are accepted (comma-separated); unset: derived below.
+    JWT_ACCEPTED_ISSUERS: optionalText,
 
     SERVICE_AUTH_SECRET: optionalText.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
 
@@ -109,6 +118,12 @@ export const configSchema = z
     GITHUB_TOKEN_URL: z.url().default('https://github.com/login/oauth/access_token'),
     GITHUB_API_URL: z.url().default('https://api.github.com'),
     GITHUB_SCOPES: z.string().min(1).default('read:user user:email'),
+
+    // A Supabase project (docs/supabase.md): its URL and anon (publishable) key; who owns sign-in.
+    SUPABASE_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
+    SUPABASE_ANON_KEY: optionalText,
+    AUTH_PROVIDER: z.enum(['builtin', 'supabase']).default('builtin'),
+    SUPABASE_AUTH_LOGOUT_SCOPE: z.enum(['local', 'global']).default('local'),
 
     // Rate limits: requests per window per caller; 0 means unlimited for that role.
     RATE_LIMITS_ENABLED: trueUnlessFalse,
@@ -153,11 +168,40 @@ export const configSchema = z
         ctx.addIssue({ code: 'custom', path: ['JWT_SIGNING_KEY'], message: 'must be a P-256 (ES256) private key in PKCS#8 PEM' });
       }
     }
-    if (env.NODE_ENV === 'production' && !env.SUPABASE_JWT_SECRET && !env.JWT_JWKS_URL && !env.JWT_SIGNING_KEY) {
-      ctx.addIssue({ code: 'custom', path: ['SUPABASE_JWT_SECRET'], message: 'or JWT_JWKS_URL (or JWT_SIGNING_KEY) is required when NODE_ENV=production' });
+    if (env.NODE_ENV === 'production' && !env.SUPABASE_JWT_SECRET && !env.JWT_JWKS_URL && !env.JWT_SIGNING_KEY && !env.SUPABASE_URL) {
+      ctx.addIssue({ code: 'custom', path: ['SUPABASE_JWT_SECRET'], message: 'or JWT_JWKS_URL (or JWT_SIGNING_KEY, or SUPABASE_URL) is required when NODE_ENV=production' });
+    }
+    if (env.AUTH_PROVIDER === 'supabase') {
+      for (const name of ['SUPABASE_URL', 'SUPABASE_ANON_KEY'] as const) {
+        if (!env[name]) ctx.addIssue({ code: 'custom', path: [name], message: 'is required when AUTH_PROVIDER=supabase' });
+      }
+    }
+    if (env.SUPABASE_URL && /\/(auth|rest)\/v1\/?$/.test(env.SUPABASE_URL)) {
+      ctx.addIssue({ code: 'custom', path: ['SUPABASE_URL'], message: 'is the project URL (https://<project>.supabase.co), without /auth/v1 or /rest/v1' });
     }
   })
-  .transform((env) => ({ ...env, SESSION_IDLE_TIMEOUT_S: idleTimeout(env) }));
+  .transform((env) => {
+    const supabaseAuthUrl = env.SUPABASE_URL && `${env.SUPABASE_URL.replace(/\/+$/, '')}/auth/v1`;
+    return {
+      ...env,
+      SESSION_IDLE_TIMEOUT_S: idleTimeout(env),
+      // A Supabase project publishes its signing keys at its Auth URL.
+      JWT_JWKS_URL: env.JWT_JWKS_URL ?? (supabaseAuthUrl && `${supabaseAuthUrl}/.well-known/jwks.json`),
+      JWT_ACCEPTED_ISSUERS: acceptedIssuers(env.JWT_ACCEPTED_ISSUERS, env.JWT_ISSUER, supabaseAuthUrl),
+    };
+  });
+
+/**
+ * The issuers whose tokens are accepted: as listed, or, unset, this API's own (JWT_ISSUER, else
+ * `sparkpath`) and the Supabase project's Auth (its URL + /auth/v1, the `iss` of its tokens)
+ * once either is configured. undefined (any issuer) only when neither is: local development,
+ * where tokens are minted by hand.
+ */
+function acceptedIssuers(listed: string | undefined, ownIssuer: string | undefined, supabaseAuthUrl: string | undefined): string[] | undefined {
+  if (listed) return listed.split(',').map((issuer) => issuer.trim()).filter(Boolean);
+  if (!ownIssuer && !supabaseAuthUrl) return undefined;
+  return [ownIssuer ?? TOKEN_ISSUER_DEFAULT, ...(supabaseAuthUrl ? [supabaseAuthUrl] : [])];
+}
 
 export type Config = z.infer<typeof configSchema>;
 

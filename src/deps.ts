@@ -2,8 +2,10 @@ import type { JSONWebKeySet } from 'jose';
 import { createAuthService, type AuthService } from './auth/auth-service.js';
 import { createSessionStore, type SessionStore } from './auth/session-store.js';
 import { parseSigningKey, publicJwks } from './auth/signing-key.js';
-import type { Config } from './config.js';
+import { createSupabaseAuth, type SupabaseAuth } from './auth/supabase-auth.js';
+import { TOKEN_ISSUER_DEFAULT, type Config } from './config.js';
 import { createJwtVerifier, type JwtVerifier } from './context/jwt.js';
+import { connectionMode, type ConnectionMode } from './db/connection-mode.js';
 import { createDatabasePool, type DatabasePool } from './db/pool.js';
 import { createPostgresRpc } from './db/postgres-rpc.js';
 import { createPostgresRateLimitStore, type RateLimitStore } from './db/rate-limit-store.js';
@@ -21,6 +23,10 @@ export interface Dependencies {
   rpc: Rpc;
   sessionStore: SessionStore;
   auth: AuthService;
+  /** Sign-in delegated to Supabase Auth, when AUTH_PROVIDER=supabase. */
+  supabaseAuth?: SupabaseAuth;
+  /** How the pool talks to the database: prepared statements or not, behind a transaction pooler or not. */
+  connection: ConnectionMode;
   verifier: JwtVerifier;
   rateLimitStore: RateLimitStore;
   /** Bodies of snapshot reads (SNAPSHOT_CACHE_MB), shared by every route through the rpc. */
@@ -42,6 +48,7 @@ export interface Dependencies {
  *   await deps.close();
  */
 export function createDependencies(config: Config, databaseUrl: string): Dependencies {
+  // Each URL on its own: a replica may sit behind another pooler than the primary.
   const openPool = (url: string, applicationName?: string) =>
     createDatabasePool({
       url,
@@ -49,9 +56,11 @@ export function createDependencies(config: Config, databaseUrl: string): Depende
       pipelineDepth: config.DB_PIPELINE_DEPTH,
       statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
       connectTimeoutSeconds: config.DB_CONNECT_TIMEOUT_S,
-      tokenIssuer: config.JWT_ISSUER ?? 'sparkpath',
+      tokenIssuer: config.JWT_ISSUER ?? TOKEN_ISSUER_DEFAULT,
+      prepare: connectionMode(url, config.DB_PREPARE).prepare,
       applicationName,
     });
+  const connection = connectionMode(databaseUrl, config.DB_PREPARE);
   const pool = openPool(databaseUrl);
   const readPool = config.DATABASE_READ_URL ? openPool(config.DATABASE_READ_URL, 'sparkpath-api-read') : undefined;
   const snapshotCache = new SnapshotCache(config.SNAPSHOT_CACHE_MB * 1024 * 1024);
@@ -82,6 +91,8 @@ export function createDependencies(config: Config, databaseUrl: string): Depende
     rpc,
     sessionStore,
     auth,
+    supabaseAuth: config.AUTH_PROVIDER === 'supabase' ? createSupabaseAuth(config, { rpc, verifier }) : undefined,
+    connection,
     verifier,
     rateLimitStore: postgresRateLimits ?? createMemoryRateLimitStore(),
     snapshotCache,
@@ -95,7 +106,10 @@ export function createDependencies(config: Config, databaseUrl: string): Depende
   };
 }
 
-/** Verifies access tokens: HS256 with the secret, JWKS_URL keys, and our own ES256 key if any. */
+/**
+ * Verifies access tokens: HS256 with the secret, JWKS_URL keys (a Supabase project's by default),
+ * and our own ES256 key if any; of the accepted issuers (JWT_ACCEPTED_ISSUERS).
+ */
 export function createVerifierFromConfig(config: Config, localJwks?: JSONWebKeySet) {
   const signingKey = config.JWT_SIGNING_KEY ? parseSigningKey(config.JWT_SIGNING_KEY, config.JWT_SIGNING_KEY_ID) : undefined;
   return createJwtVerifier({
@@ -103,6 +117,6 @@ export function createVerifierFromConfig(config: Config, localJwks?: JSONWebKeyS
     secret: config.SUPABASE_JWT_SECRET,
     jwksUrl: config.JWT_JWKS_URL,
     audience: config.JWT_AUDIENCE,
-    issuer: config.JWT_ISSUER,
+    issuer: config.JWT_ACCEPTED_ISSUERS,
   });
 }

@@ -1,9 +1,10 @@
 import { serve } from '@hono/node-server';
+import type { Logger } from 'pino';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { loadOrCreateDevJwtSecret } from './context/dev-secret.js';
 import { openDatabase, prepareDatabase } from './db/database.js';
-import { createDependencies } from './deps.js';
+import { createDependencies, type Dependencies } from './deps.js';
 import { createLogger } from './logger.js';
 
 async function main() {
@@ -32,6 +33,7 @@ async function main() {
   }
 
   const deps = createDependencies(config, database.url);
+  await reportConnection(deps, logger);
   const app = createApp({ ...deps, logger });
 
   // The session cleanup routine (private.cleanup_sessions; pg_cron can run the same function).
@@ -94,6 +96,29 @@ async function main() {
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+/**
+ * Says at start-up how the API talks to the database, and what a transaction pooler (Supavisor's
+ * port 6543) changes: prepared statements off; nothing else to turn off, as the API keeps no
+ * session state (it LISTENs to nothing, takes no session locks; one statement per request). A pooler also
+ * drops the start-up parameters the pool sends: a setting the server did not receive is named
+ * with the statement that sets it on the API's login role.
+ */
+async function reportConnection(deps: Dependencies, logger: Logger) {
+  const { prepare, transactionPooler, reason } = deps.connection;
+  logger.info({ prepared_statements: prepare, transaction_pooler: transactionPooler, reason }, 'database connection');
+  if (transactionPooler) {
+    logger.info('transaction pooler: the API listens for no notifications and keeps no session state, so nothing else needs turning off');
+    if (prepare) logger.warn('DB_PREPARE=true behind a transaction pooler: prepared statements will fail; use DB_PREPARE=auto or false');
+  }
+  const missing = await deps.pool.missingSettings().catch(() => []);
+  if (missing.length > 0) {
+    logger.warn(
+      { missing, fix: missing.map(({ name, expected }) => `alter role current_user set "${name}" = '${expected}'`) },
+      'the database did not receive these connection settings (a transaction pooler drops them): run the fix as the API login role',
+    );
+  }
 }
 
 main().catch((error: unknown) => {

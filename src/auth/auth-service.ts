@@ -1,11 +1,11 @@
 import * as client from 'openid-client';
-import type { Config } from '../config.js';
+import { TOKEN_ISSUER_DEFAULT, type Config } from '../config.js';
 import { ApiError, unauthorized, validationError } from '../http/api-error.js';
 import { createAccessTokenSigner } from './access-tokens.js';
 import { parseSigningKey, publicJwks } from './signing-key.js';
 import { openWith, randomSecret, sealFor, sha256Hex } from './crypto.js';
 import { createProviders, OAuthFailure, PROVIDERS, type OAuthProvider, type ProviderName } from './providers.js';
-import { parseOrigins, resolveRedirect, type RedirectPolicy } from './redirect.js';
+import { redirectPolicyFromConfig, resolveRedirect } from './redirect.js';
 import type { SessionGrant, SessionStore, SignInResult } from './session-store.js';
 
 export interface TokenSet {
@@ -37,14 +37,10 @@ export function createAuthService(config: Config, store: SessionStore, providers
   const secret = config.SUPABASE_JWT_SECRET;
   const signingKey = config.JWT_SIGNING_KEY ? parseSigningKey(config.JWT_SIGNING_KEY, config.JWT_SIGNING_KEY_ID) : undefined;
   const signer = secret || signingKey
-    ? createAccessTokenSigner({ secret, signingKey, audience: config.JWT_AUDIENCE, issuer: config.JWT_ISSUER ?? 'sparkpath' })
+    ? createAccessTokenSigner({ secret, signingKey, audience: config.JWT_AUDIENCE, issuer: config.JWT_ISSUER ?? TOKEN_ISSUER_DEFAULT })
     : undefined;
   const jwks = JSON.stringify(publicJwks(signingKey));
-  const redirectPolicy: RedirectPolicy = {
-    allowedOrigins: new Set([...parseOrigins(config.AUTH_ALLOWED_REDIRECT_ORIGINS), new URL(config.AUTH_DEFAULT_REDIRECT_URL).origin]),
-    defaultUrl: new URL(config.AUTH_DEFAULT_REDIRECT_URL).href,
-    allowLoopbackHttp: config.NODE_ENV !== 'production',
-  };
+  const redirectPolicy = redirectPolicyFromConfig(config);
 
   async function issue(grant: SessionGrant, refreshToken: string) {
     if (!signer) throw new ApiError('SERVICE_UNAVAILABLE', 'Token signing is not configured (SUPABASE_JWT_SECRET)');
@@ -120,13 +116,7 @@ export function createAuthService(config: Config, store: SessionStore, providers
       if (!state) throw validationError('The state parameter is missing', { reason: 'missing_state' });
       // Consumed before anything else: a state is good for exactly one callback, success or not.
       const attempt = await store.consumeOAuthAttempt(sha256Hex(state), input.browserBinding ? sha256Hex(input.browserBinding) : null);
-      const error = single(input.query, 'error');
-      if (error) {
-        throw unauthorized(error === 'access_denied' ? 'Sign-in was cancelled at the provider' : 'The provider refused the sign-in', {
-          reason: 'access_denied',
-          provider_error: error.slice(0, 64),
-        });
-      }
+      refuseProviderError(input.query);
       if (!single(input.query, 'code')) throw validationError('The code parameter is missing', { reason: 'missing_code' });
       const provider = providers[attempt.provider as ProviderName];
       const callbackUrl = new URL(config.AUTH_CALLBACK_URL);
@@ -181,14 +171,7 @@ export function createAuthService(config: Config, store: SessionStore, providers
         // The same set, with expires_in counted from now.
         return { ...successor, expires_in: Math.max(0, Math.floor((Date.parse(successor.expires_at) - Date.now()) / 1000)) };
       }
-      if (result.status !== 'ok') {
-        const messages = {
-          invalid: 'The refresh token is not valid; sign in again',
-          expired: 'The session has expired; sign in again',
-          revoked: 'The session has been revoked; sign in again',
-        } as const;
-        throw unauthorized(messages[result.status], { reason: result.reason ?? `refresh_token_${result.status}` });
-      }
+      if (result.status !== 'ok') throw refreshRefused(result.status, result.reason);
       return tokens!;
     },
 
@@ -208,8 +191,29 @@ export function createAuthService(config: Config, store: SessionStore, providers
 
 export type AuthService = ReturnType<typeof createAuthService>;
 
-function single(query: URLSearchParams, name: string): string | undefined {
+/** A callback parameter, at most once (a repeated one is refused). */
+export function single(query: URLSearchParams, name: string): string | undefined {
   const values = query.getAll(name);
   if (values.length > 1) throw validationError(`The ${name} parameter must appear once`, { reason: `repeated_${name}` });
   return values[0] || undefined;
+}
+
+/** A callback carrying the provider's `error` (the user cancelled, or it refused) ends the sign-in. */
+export function refuseProviderError(query: URLSearchParams): void {
+  const error = single(query, 'error');
+  if (!error) return;
+  throw unauthorized(error === 'access_denied' ? 'Sign-in was cancelled at the provider' : 'The provider refused the sign-in', {
+    reason: 'access_denied',
+    provider_error: error.slice(0, 64),
+  });
+}
+
+/** Why a refresh token was refused, as POST /auth/refresh answers it (401, details.reason). */
+export function refreshRefused(status: 'invalid' | 'expired' | 'revoked', reason?: string): ApiError {
+  const messages = {
+    invalid: 'The refresh token is not valid; sign in again',
+    expired: 'The session has expired; sign in again',
+    revoked: 'The session has been revoked; sign in again',
+  } as const;
+  return unauthorized(messages[status], { reason: reason ?? `refresh_token_${status}` });
 }

@@ -3,11 +3,22 @@
  * is exactly one on the allow-list. Anything doubtful falls back to the default target, and
  * the result is always the re-serialised URL, never the caller's text.
  */
+import type { Config } from '../config.js';
+
 export interface RedirectPolicy {
   allowedOrigins: ReadonlySet<string>;
   defaultUrl: string;
   /** http is accepted only for loopback hosts, and only outside production. */
   allowLoopbackHttp: boolean;
+}
+
+/** The policy of the configured front ends: AUTH_ALLOWED_REDIRECT_ORIGINS plus the default target's origin. */
+export function redirectPolicyFromConfig(config: Config): RedirectPolicy {
+  return {
+    allowedOrigins: new Set([...parseOrigins(config.AUTH_ALLOWED_REDIRECT_ORIGINS), new URL(config.AUTH_DEFAULT_REDIRECT_URL).origin]),
+    defaultUrl: new URL(config.AUTH_DEFAULT_REDIRECT_URL).href,
+    allowLoopbackHttp: config.NODE_ENV !== 'production',
+  };
 }
 
 // C0 controls, DEL, whitespace and backslashes never belong in a redirect target.

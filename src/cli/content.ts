@@ -201,7 +201,7 @@ async function connectDatabase(): Promise<Connection> {
     }
   }
   await migrate(url);
-  const sql = postgres(url, { max: 1, onnotice: () => undefined, connection: { application_name: 'sparkpath-content-cli' } });
+  const sql = postgres(url, { max: 1, prepare: false, onnotice: () => undefined, connection: { application_name: 'sparkpath-content-cli' } });
   return {
     sql,
     async close() {
@@ -212,7 +212,7 @@ async function connectDatabase(): Promise<Connection> {
 }
 
 async function answers(url: string): Promise<boolean> {
-  const probe = postgres(url, { max: 1, connect_timeout: 1, onnotice: () => undefined });
+  const probe = postgres(url, { max: 1, prepare: false, connect_timeout: 1, onnotice: () => undefined });
   try {
     await probe`select 1`;
     return true;

@@ -8,7 +8,8 @@ export interface JwtVerifierOptions {
   /** Public keys known locally: this API's own ES256 key (JWT_SIGNING_KEY), tried before jwksUrl. */
   localJwks?: JSONWebKeySet;
   audience: string;
-  issuer?: string;
+  /** The accepted `iss` values; unset: any issuer. */
+  issuer?: string | string[];
 }
 
 export interface VerifiedToken {

@@ -38,7 +38,7 @@ export async function openDatabase(
 export async function prepareDatabase(url: string, options: { seed: boolean }): Promise<{ applied: string[]; seeded: boolean }> {
   const { applied } = await migrate(url);
   if (!options.seed || !existsSync(SEED_FILE)) return { applied, seeded: false };
-  const sql = postgres(url, { max: 1, onnotice: () => undefined });
+  const sql = postgres(url, { max: 1, prepare: false, onnotice: () => undefined });
   try {
     const [{ empty }] = await sql<{ empty: boolean }[]>`select not exists (select 1 from app.snapshots) as empty`;
     if (!empty) return { applied, seeded: false };

@@ -15,6 +15,11 @@ begin
   if not exists (select from pg_catalog.pg_roles where rolname = 'service_role') then
     create role service_role nologin noinherit bypassrls;
   end if;
+  -- Supabase Auth's database role: it runs the custom access token hook (11-supabase-auth.sql).
+  -- Supabase creates it; elsewhere it exists so the hook's grant means the same thing.
+  if not exists (select from pg_catalog.pg_roles where rolname = 'supabase_auth_admin') then
+    create role supabase_auth_admin nologin noinherit;
+  end if;
 end
 $$;
 

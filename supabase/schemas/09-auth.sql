@@ -3,7 +3,9 @@
 
 create table app.users (
   id uuid default extensions.gen_random_uuid() primary key,
-  provider text not null check (provider = any (array['google'::text, 'github'::text, 'dev'::text])),
+  -- google or github (sign-in here), dev (the token CLI), or the provider Supabase Auth names in
+  -- app_metadata (a profile kept by private.sync_auth_user: google, github, email, ...).
+  provider text not null check (provider ~ '^[a-z][a-z0-9_]{0,31}$'),
   provider_user_id text not null check ((length(provider_user_id) >= 1) and (length(provider_user_id) <= 255)),
   email text not null check ((length(email) >= 3) and (length(email) <= 320)),
   display_name text default ''::text not null check (length(display_name) <= 200),
@@ -16,7 +18,7 @@ create table app.users (
   constraint users_provider_identity_key unique (provider, provider_user_id)
 );
 comment on table app.users is
-  'User profiles, keyed by (provider, provider_user_id); created at first sign-in.';
+  'User profiles, keyed by (provider, provider_user_id); created at first sign-in (here, or by Supabase Auth through private.sync_auth_user, with id = auth.users.id).';
 alter table app.users enable row level security;
 create policy "users read their own profile" on app.users
   for select to authenticated
@@ -154,6 +156,19 @@ $$;
 comment on function private.session_end_reason(app.sessions) is
   'expired (absolute lifetime over) | idle (unrefreshed past its inactivity limit) | null (within both) for a session row.';
 
+-- The custom claims that decide a caller's role: the same in this API's own tokens
+-- (private.token_claims) and in Supabase Auth's (private.custom_access_token_hook).
+create or replace function private.role_claims(u app.users)
+returns jsonb
+language sql
+immutable
+set search_path = ''
+as $$
+  select pg_catalog.jsonb_build_object('user_role', u.user_role, 'subscription_plan', u.subscription_plan)
+$$;
+comment on function private.role_claims(app.users) is
+  'The user_role and subscription_plan claims of a profile, for every token that names it.';
+
 -- The claims the API signs into an access token, recomputed from the database every time.
 create or replace function private.token_claims(u app.users, session_id uuid)
 returns jsonb
@@ -161,9 +176,8 @@ language sql
 immutable
 set search_path = ''
 as $$
-  select pg_catalog.jsonb_build_object(
-    'sub', u.id, 'email', u.email, 'user_role', u.user_role,
-    'subscription_plan', u.subscription_plan, 'session_id', token_claims.session_id)
+  select pg_catalog.jsonb_build_object('sub', u.id, 'email', u.email, 'session_id', token_claims.session_id)
+         || private.role_claims(u)
 $$;
 
 -- Records one attempt started at /auth/login.

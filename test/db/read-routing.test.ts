@@ -23,6 +23,7 @@ function fakePool(server: Server, fail?: () => unknown): DatabasePool & { marker
       return work(marker);
     },
     ping: async () => undefined,
+    missingSettings: async () => [],
     close: async () => undefined,
   };
 }

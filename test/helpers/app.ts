@@ -38,17 +38,17 @@ export interface TestApp {
 }
 
 /**
- * The real application on its own fresh database, composed by createDependencies as `npm start`
- * composes it; requests go through `app.request()`. `env` overrides configuration variables
- * exactly as the process environment would.
+ * The real application on its own fresh database (or `options.database`, which it then owns),
+ * composed by createDependencies as `npm start` composes it; requests go through `app.request()`.
+ * `env` overrides configuration variables exactly as the process environment would.
  *
  * Rate limits are on, as in production. Requests made through `app.request()` have no socket,
  * so every anonymous request of a file shares one address; the budgets are raised (through the
  * same variables an operator sets) so that a suite's hundreds of requests never reach them.
  * The rate-limit tests set their own budgets.
  */
-export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
-  const db = await createTestDatabase();
+export async function createTestApp(env: Record<string, string> = {}, options: { database?: TestDatabase } = {}): Promise<TestApp> {
+  const db = options.database ?? (await createTestDatabase());
   const config = loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'info',
