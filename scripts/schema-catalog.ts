@@ -288,7 +288,8 @@ export async function catalogRows(url: string, schemas = PROJECT_SCHEMAS): Promi
       where i.schema = any(${schemas}) or (d.classoid = 'pg_catalog.pg_namespace'::regclass and i.identity = any(${schemas}))`;
     const defaults = await sql<{ line: string }[]>`
       select 'default privileges of ' || pg_catalog.pg_get_userbyid(a.defaclrole) || coalesce(' in schema ' || n.nspname, '')
-             || ' on ' || a.defaclobjtype::text || E'\t' || (select pg_catalog.array_agg(x::text order by x::text) from pg_catalog.unnest(a.defaclacl) x)::text as line
+             || ' on ' || a.defaclobjtype::text || E'\t'
+             || coalesce((select pg_catalog.array_agg(x::text order by x::text) from pg_catalog.unnest(a.defaclacl) x)::text, '{}') as line
       from pg_catalog.pg_default_acl a left join pg_catalog.pg_namespace n on n.oid = a.defaclnamespace`;
     return [...rows, ...comments, ...defaults].map((r) => r.line).sort();
   } finally {
