@@ -20,7 +20,10 @@ const PLATFORM_SCHEMAS = ['auth', 'extensions', 'public'];
  * the two extensions search needs (supabase/schemas/01-platform.sql) and the pre-request hook on
  * authenticator (10-dispatch.sql; the fixture's postgres, without supautils, may not set it).
  */
-export const PERMITTED_PLATFORM_CHANGES = [/^\+ extension (pg_trgm|unaccent)\t/, /^[-+] role setting authenticator\t/];
+export const PERMITTED_PLATFORM_CHANGES = [
+  /^\+ extension (pg_trgm|unaccent)\textensions$/,
+  /^\+ role setting authenticator\tpgrst\.db_pre_request=private\.check_request$/,
+];
 
 export interface SupabaseShaped {
   /** The platform's superuser, supabase_admin, on database postgres. */
@@ -66,8 +69,9 @@ export async function platformState(adminUrl: string): Promise<string[]> {
       from pg_catalog.pg_auth_members m
       union all
       select 'role setting ' || coalesce(pg_catalog.pg_get_userbyid(s.setrole), 'any role')
-             || coalesce(' in database ' || d.datname, '') || E'\t' || s.setconfig::text
-      from pg_catalog.pg_db_role_setting s left join pg_catalog.pg_database d on d.oid = s.setdatabase
+             || coalesce(' in database ' || d.datname, '') || E'\t' || c.setting
+      from pg_catalog.pg_db_role_setting s left join pg_catalog.pg_database d on d.oid = s.setdatabase,
+           pg_catalog.unnest(s.setconfig) c(setting)
       union all
       select 'database ' || d.datname || E'\t' || pg_catalog.pg_get_userbyid(d.datdba) || ' '
              || coalesce((select pg_catalog.array_agg(x::text order by x::text) from pg_catalog.unnest(d.datacl) x)::text, 'default')
