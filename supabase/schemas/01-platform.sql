@@ -1,8 +1,11 @@
--- The platform: make a vanilla PostgreSQL look like a Supabase project, and do nothing on one.
+-- The platform: make a vanilla PostgreSQL look like a Supabase project, and leave one as it is.
 --
 -- On Supabase the roles, the `extensions` schema and the `auth` helpers already exist and `auth`
--- belongs to another owner, so every step is guarded. This file comes first: everything else
--- grants to these roles and calls these helpers.
+-- belongs to another owner, so every step is guarded: there this file only enables pg_trgm and
+-- unaccent in `extensions` (search needs them), and the migrations change no default privilege
+-- and no object of Supabase's but for registering the pre-request hook on authenticator
+-- (10-dispatch.sql); `npm test` proves it on a Supabase-shaped database. This file comes first:
+-- everything else grants to these roles and calls these helpers.
 -- PostgREST's request roles. nologin: only the API's login role switches into them.
 do $$
 begin
@@ -43,9 +46,6 @@ create extension if not exists pgcrypto with schema extensions;
 create extension if not exists pg_trgm with schema extensions;
 create extension if not exists unaccent with schema extensions;
 
--- Functions are private until granted: each object's grant sits right below it.
-alter default privileges revoke execute on functions from public;
-
 -- auth.uid(), auth.role(), auth.jwt() exactly as Supabase defines them, only where the
 -- `auth` schema is ours to write (absent, or owned by the migrating role).
 do $$
@@ -73,6 +73,7 @@ begin
         )::uuid
       $body$
     $fn$;
+    revoke execute on function auth.uid() from public;
     grant execute on function auth.uid() to anon, authenticated, service_role;
   end if;
 
@@ -88,6 +89,7 @@ begin
         )::text
       $body$
     $fn$;
+    revoke execute on function auth.role() from public;
     grant execute on function auth.role() to anon, authenticated, service_role;
   end if;
 
@@ -103,6 +105,7 @@ begin
         )::jsonb
       $body$
     $fn$;
+    revoke execute on function auth.jwt() from public;
     grant execute on function auth.jwt() to anon, authenticated, service_role;
   end if;
 end

@@ -607,9 +607,6 @@ returns table(id uuid, user_id uuid, trail_id uuid, started_at timestamp with ti
 language sql
 stable
 set search_path = ''
--- Without with_sparks the two ordered aggregates see no rows; presorting every trail's positions
--- for them would cost the journey list ~15 % for nothing.
-set enable_presorted_aggregate to 'off'
 as $$
   with states as materialized (
     select * from private.caller_spark_states()
@@ -650,6 +647,16 @@ $$;
 comment on function private.caller_journeys(uuid,boolean) is
   'The caller''s enrollments (one, or all) with derived figures, status and last activity; with_sparks adds the current concept id and the spark_progress elements.';
 grant execute on function private.caller_journeys(uuid,boolean) to anon, authenticated;
+-- Without with_sparks the two ordered aggregates see no rows; presorting every trail's positions
+-- for them (PostgreSQL 16 and later) would cost the journey list ~15 % for nothing. PostgreSQL 15
+-- neither presorts nor knows the setting, which a SET clause in the definition would refuse.
+do $$
+begin
+  if exists (select from pg_catalog.pg_settings where name = 'enable_presorted_aggregate') then
+    alter function private.caller_journeys(uuid, boolean) set enable_presorted_aggregate to 'off';
+  end if;
+end
+$$;
 
 -- private.journey_list_json
 -- Purpose: the {data: UserJourneyListItem[]} body of the caller's journeys.

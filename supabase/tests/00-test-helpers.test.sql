@@ -18,23 +18,6 @@
 --   select tests.clear_authentication();               -- acting as anon
 --   reset role;                                        -- back to the owner (fixtures)
 
--- Test roles call pgTAP's assertions while acting as a user. The migrations revoke execute from
--- PUBLIC on every function created later, pgTAP's included when `supabase test db` creates the
--- extension after them: grant its functions to the request roles.
-do $$
-declare
-  assertion regprocedure;
-begin
-  for assertion in
-    select d.objid::regprocedure from pg_catalog.pg_depend d
-    join pg_catalog.pg_extension e on e.oid = d.refobjid and e.extname = 'pgtap'
-    where d.classid = 'pg_catalog.pg_proc'::regclass and d.deptype = 'e'
-  loop
-    execute pg_catalog.format('grant execute on function %s to anon, authenticated', assertion);
-  end loop;
-end
-$$;
-
 drop schema if exists tests cascade;
 create schema tests;
 comment on schema tests is 'pgTAP helpers (supabase/tests/00-test-helpers.test.sql); not part of the application schema.';

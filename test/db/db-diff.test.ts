@@ -24,7 +24,8 @@ afterEach(async () => {
   await Promise.all(temps.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
-describe('npm run db:diff', () => {
+// Each test builds two to four databases from the whole schema: minutes, not seconds, on a loaded machine.
+describe('npm run db:diff', { timeout: 180_000 }, () => {
   it('writes nothing when supabase/schemas and supabase/migrations agree', async () => {
     const { schemasDir, migrationsDir } = await copies();
     const before = await readdir(migrationsDir);
@@ -53,6 +54,32 @@ describe('npm run db:diff', () => {
     expect(migration).not.toMatch(/api\.get_metadata/);
 
     // With the new migration applied, the schema files add nothing more.
+    expect(await writeSchemaDiff({ name: 'again', schemasDir, migrationsDir, adminUrl })).toBeUndefined();
+  }, 2 * DIFF_TIMEOUT_MS);
+
+  it("writes a new function's grants and takes PUBLIC's execute from it, as the schema files do (migra carries neither)", async () => {
+    const { schemasDir, migrationsDir } = await copies();
+    const metadata = path.join(schemasDir, '02-metadata.sql');
+    await writeFile(
+      metadata,
+      `${await readFile(metadata, 'utf8')}
+create or replace function api.count_difficulty_levels() returns integer language sql stable set search_path = ''
+as $$ select pg_catalog.count(*)::integer from app.difficulty_levels $$;
+grant execute on function api.count_difficulty_levels() to anon, authenticated;
+`,
+    );
+    const adminUrl = inject('adminDatabaseUrl');
+
+    const file = await writeSchemaDiff({ name: 'count_levels', schemasDir, migrationsDir, adminUrl });
+    const migration = await readFile(file!, 'utf8');
+    expect(migration).toMatch(/create or replace function api\.count_difficulty_levels\(\)/i);
+    const privileges = migration.split('\n').filter((line) => /^(grant|revoke) /.test(line));
+    expect(privileges).toEqual([
+      'revoke all on function api.count_difficulty_levels() from public;',
+      'grant execute on function api.count_difficulty_levels() to anon;',
+      'grant execute on function api.count_difficulty_levels() to authenticated;',
+    ]);
+
     expect(await writeSchemaDiff({ name: 'again', schemasDir, migrationsDir, adminUrl })).toBeUndefined();
   }, 2 * DIFF_TIMEOUT_MS);
 });
