@@ -149,9 +149,9 @@ describe('database outage: sign-in and sessions', () => {
     for (const api of apis) {
       // Reads fail too (as under load): the API notices the outage and recovers its pool.
       const read = await timedRequest(`${api.baseUrl}/metadata`, {}, BOUND_MS);
-      expect(read.status, read.body).toBe(503);
+      expect(read.status, `${read.error ?? ""} after ${read.ms} ms ${read.body}`).toBe(503);
       const during = await timedRequest(`${api.baseUrl}/auth/login?provider=google`, { redirect: 'manual' }, BOUND_MS);
-      expect(during.status, during.body).toBe(503);
+      expect(during.status, `${during.error ?? ""} after ${during.ms} ms ${during.body}`).toBe(503);
       expect(JSON.parse(during.body).error.code).toBe('SERVICE_UNAVAILABLE');
     }
     await sleep(1500);
