@@ -22,7 +22,8 @@ import { snapshotsRouter } from './routes/snapshots/index.js';
 import { authRouter } from './routes/auth/index.js';
 import type { AuthService } from './auth/auth-service.js';
 import { crossSiteGuard } from './auth/csrf.js';
-import { parseOrigins } from './auth/redirect.js';
+import { frontEndOrigins, parseOrigins } from './auth/redirect.js';
+import { corsPolicy } from './http/cors.js';
 import { rateLimit } from './http/rate-limit.js';
 import type { RateLimitStore } from './db/rate-limit-store.js';
 import { journeysRouter } from './routes/journeys/index.js';
@@ -63,6 +64,9 @@ export function createApp(deps: AppDeps) {
   });
 
   app.use(requestLogging(logger));
+  // First after the log line: preflights are answered here, and every later answer (errors
+  // included) carries the CORS headers a listed front end needs to read it.
+  app.use(corsPolicy(parseOrigins(config.CORS_ALLOWED_ORIGINS)));
   const limitBody = bodyLimit({
     maxSize: config.BODY_LIMIT_BYTES,
     onError: () => {
@@ -74,7 +78,7 @@ export function createApp(deps: AppDeps) {
   app.use(contextMiddleware(resolveContext, { lenientPaths: new Set(['/auth/session']) }));
   // The front ends we serve, plus the API's own public origin (behind a TLS-terminating proxy
   // the request URL the app sees is not the one the browser used).
-  app.use(crossSiteGuard(new Set([...parseOrigins(config.AUTH_ALLOWED_REDIRECT_ORIGINS), new URL(config.AUTH_CALLBACK_URL).origin])));
+  app.use(crossSiteGuard(new Set([...frontEndOrigins(config), new URL(config.AUTH_CALLBACK_URL).origin])));
   app.use(
     rateLimit({
       enabled: config.RATE_LIMITS_ENABLED,

@@ -5,7 +5,7 @@ import { createAccessTokenSigner } from './access-tokens.js';
 import { parseSigningKey, publicJwks } from './signing-key.js';
 import { openWith, randomSecret, sealFor, sha256Hex } from './crypto.js';
 import { createProviders, OAuthFailure, PROVIDERS, type OAuthProvider, type ProviderName } from './providers.js';
-import { parseOrigins, resolveRedirect, type RedirectPolicy } from './redirect.js';
+import { frontEndOrigins, resolveRedirect, type RedirectPolicy } from './redirect.js';
 import type { SessionGrant, SessionStore, SignInResult } from './session-store.js';
 
 export interface TokenSet {
@@ -41,7 +41,7 @@ export function createAuthService(config: Config, store: SessionStore, providers
     : undefined;
   const jwks = JSON.stringify(publicJwks(signingKey));
   const redirectPolicy: RedirectPolicy = {
-    allowedOrigins: new Set([...parseOrigins(config.AUTH_ALLOWED_REDIRECT_ORIGINS), new URL(config.AUTH_DEFAULT_REDIRECT_URL).origin]),
+    allowedOrigins: new Set([...frontEndOrigins(config), new URL(config.AUTH_DEFAULT_REDIRECT_URL).origin]),
     defaultUrl: new URL(config.AUTH_DEFAULT_REDIRECT_URL).href,
     allowLoopbackHttp: config.NODE_ENV !== 'production',
   };
