@@ -40,14 +40,14 @@ export interface TestApp {
 /**
  * The real application on its own fresh database, composed by createDependencies as `npm start`
  * composes it; requests go through `app.request()`. `env` overrides configuration variables
- * exactly as the process environment would.
+ * exactly as the process environment would; `options` are createDependencies' (the dev sign-in).
  *
  * Rate limits are on, as in production. Requests made through `app.request()` have no socket,
  * so every anonymous request of a file shares one address; the budgets are raised (through the
  * same variables an operator sets) so that a suite's hundreds of requests never reach them.
  * The rate-limit tests set their own budgets.
  */
-export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function createTestApp(env: Record<string, string> = {}, options: Parameters<typeof createDependencies>[2] = {}): Promise<TestApp> {
   const db = await createTestDatabase();
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -61,7 +61,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     ...env,
   });
   const { logs, sink } = collectLogs();
-  const deps = createDependencies(config, db.url);
+  const deps = createDependencies(config, db.url, options);
   const app = createApp({ ...deps, logger: createLogger(config.LOG_LEVEL, sink) });
   checkContracts(app);
   return {

@@ -58,7 +58,7 @@ export const login = createRoute({
     'Records a single-use attempt (state, PKCE S256 verifier, nonce for OIDC, validated redirect, 10-minute expiry) bound to this browser by the `svc-oauth-binding` cookie, then redirects to the provider. A `redirect` whose origin is not on the allow-list falls back to the default target.',
   request: {
     query: z.object({
-      provider: z.enum(PROVIDERS).openapi({ description: 'Identity provider' }),
+      provider: z.enum(PROVIDERS).openapi({ description: 'Identity provider: google, github, or dev (the local OpenID provider of development; 400 provider_not_configured elsewhere)' }),
       redirect: z.union([z.string(), z.array(z.string())]).optional().openapi({ type: 'string', description: 'Absolute URL to return to; must be on the allow-list' }),
     }),
   },
