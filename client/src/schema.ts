@@ -2158,6 +2158,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sign-in providers of this server
+         * @description The providers `/auth/login` accepts on this server (the others answer 400 provider_not_configured), for a front end to show its sign-in buttons: `dev` is the local OpenID provider of development.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The configured providers, possibly none */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SignInProviders"];
+                    };
+                };
+                /** @description VALIDATION_ERROR: a parameter is invalid; details.issues names each field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description UNAUTHORIZED: credentials are required here, or a bearer token was presented and is invalid or expired */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description RATE_LIMITED: too many requests; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description INTERNAL_ERROR: an unexpected failure (no internals are disclosed) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description SERVICE_UNAVAILABLE: the database is unreachable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/jwks.json": {
         parameters: {
             query?: never;
@@ -3409,6 +3493,13 @@ export interface components {
                 expires_at: string | null;
                 created_at: string | null;
             } | null;
+        };
+        SignInProviders: {
+            providers: {
+                /** @enum {string} */
+                id: "google" | "github" | "dev";
+                name: string;
+            }[];
         };
         Jwks: {
             keys: {

@@ -137,7 +137,8 @@ export function createAuthService(config: Config, store: SessionStore, providers
   }
 
   return {
-    providerNames: PROVIDERS,
+    /** The providers /auth/login accepts here, in PROVIDERS order. */
+    configuredProviders: PROVIDERS.filter((name) => providers[name].configured),
     /** The public keys of ES256 access tokens (empty with HS256 only). */
     jwks,
     redirectPolicy,

@@ -6,6 +6,8 @@ import type { DevSignInClient } from './dev-identity-provider.js';
 /** The spec's two providers, and `dev`: the local OpenID provider of development (DEV_SIGN_IN). */
 export const PROVIDERS = ['google', 'github', 'dev'] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
+/** What a sign-in button says. */
+export const PROVIDER_LABELS: Record<ProviderName, string> = { google: 'Google', github: 'GitHub', dev: 'Local dev sign-in' };
 
 /** Role and plan a provider vouches for (only `dev`, for its demo learners); null keeps the profile's. */
 export interface ProviderAccess {

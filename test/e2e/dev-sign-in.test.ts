@@ -141,6 +141,12 @@ describe('auth routes: the dev provider (local OpenID provider of development)',
     expect(body).toMatchObject({ error: { code: 'UNAUTHORIZED', details: { reason: 'access_denied' } } });
   });
 
+  it('GET /auth/providers lists it, so a front end shows its button', async () => {
+    const res = await t.app.request('/auth/providers');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ providers: [{ id: 'dev', name: 'Local dev sign-in' }] });
+  });
+
   it('a replayed callback (same code and state) is refused', async () => {
     const { agent, binding, action } = await startSignIn();
     const { callback } = await agent.post(action('login'), { email: 'learner@example.com' });
@@ -170,12 +176,13 @@ describe('the dev provider is for development only', () => {
     });
   });
 
-  it('without the provider running, /auth/login?provider=dev answers provider_not_configured', async () => {
+  it('without the provider running, /auth/login?provider=dev answers provider_not_configured and /auth/providers lists none', async () => {
     const t = await createTestApp();
     try {
       const res = await t.app.request('/auth/login?provider=dev');
       expect(res.status).toBe(400);
       expect(await res.json()).toMatchObject({ error: { code: 'VALIDATION_ERROR', details: { reason: 'provider_not_configured', provider: 'dev' } } });
+      expect(await (await t.app.request('/auth/providers')).json()).toEqual({ providers: [] });
     } finally {
       await t.close();
     }

@@ -141,6 +141,22 @@ export const refresh = createRoute({
   },
 });
 
+export const listProviders = createRoute({
+  method: 'get',
+  path: '/providers',
+  tags: ['Auth'],
+  summary: 'Sign-in providers of this server',
+  description:
+    'The providers `/auth/login` accepts on this server (the others answer 400 provider_not_configured), for a front end to show its sign-in buttons: `dev` is the local OpenID provider of development.',
+  responses: {
+    200: jsonContent(
+      z.object({ providers: z.array(z.object({ id: z.enum(PROVIDERS), name: z.string() })) }).openapi('SignInProviders'),
+      'The configured providers, possibly none',
+    ),
+    ...commonErrors,
+  },
+});
+
 export const getJwks = createRoute({
   method: 'get',
   path: '/jwks.json',

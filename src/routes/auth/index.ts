@@ -2,7 +2,7 @@ import { createRouter } from '../../http/router.js';
 import * as handlers from './auth.handlers.js';
 import * as routes from './auth.routes.js';
 
-/** /auth: OAuth sign-in, the session, token refresh and the public keys. */
+/** /auth: OAuth sign-in and its providers, the session, token refresh and the public keys. */
 export function authRouter() {
   const router = createRouter();
   router.openapi(routes.login, handlers.login);
@@ -10,6 +10,7 @@ export function authRouter() {
   router.openapi(routes.getSession, handlers.getSession);
   router.openapi(routes.logout, handlers.logout);
   router.openapi(routes.refresh, handlers.refresh);
+  router.openapi(routes.listProviders, handlers.listProviders);
   router.openapi(routes.getJwks, handlers.getJwks);
   return router;
 }
