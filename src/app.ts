@@ -24,6 +24,7 @@ import type { AuthService } from './auth/auth-service.js';
 import { crossSiteGuard } from './auth/csrf.js';
 import { frontEndOrigins, parseOrigins } from './auth/redirect.js';
 import { corsPolicy } from './http/cors.js';
+import { explorerRouter } from './http/explorer.js';
 import { rateLimit } from './http/rate-limit.js';
 import type { RateLimitStore } from './db/rate-limit-store.js';
 import { journeysRouter } from './routes/journeys/index.js';
@@ -134,6 +135,8 @@ export function createApp(deps: AppDeps) {
     return c.body(scalarBundle, 200, { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'public, max-age=86400' });
   });
   app.get('/docs', Scalar({ url: '/openapi.json', pageTitle: `${API_TITLE} reference`, cdn: '/docs/scalar.js' }));
+  // The learner explorer: a front end on the public API, served here so `npm start` shows one.
+  app.route('/explore', explorerRouter());
 
   app.notFound(createNotFoundHandler(() => app.routes));
   app.onError(createErrorHandler(logger));

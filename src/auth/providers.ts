@@ -7,7 +7,7 @@ import type { DevSignInClient } from './dev-identity-provider.js';
 export const PROVIDERS = ['google', 'github', 'dev'] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
 /** What a sign-in button says. */
-export const PROVIDER_LABELS: Record<ProviderName, string> = { google: 'Google', github: 'GitHub', dev: 'Local dev sign-in' };
+export const PROVIDER_LABELS: Record<ProviderName, string> = { google: 'Google', github: 'GitHub', dev: 'Dev provider' };
 
 /** Role and plan a provider vouches for (only `dev`, for its demo learners); null keeps the profile's. */
 export interface ProviderAccess {

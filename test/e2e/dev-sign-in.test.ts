@@ -144,7 +144,7 @@ describe('auth routes: the dev provider (local OpenID provider of development)',
   it('GET /auth/providers lists it, so a front end shows its button', async () => {
     const res = await t.app.request('/auth/providers');
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ providers: [{ id: 'dev', name: 'Local dev sign-in' }] });
+    expect(await res.json()).toEqual({ providers: [{ id: 'dev', name: 'Dev provider' }] });
   });
 
   it('a replayed callback (same code and state) is refused', async () => {
