@@ -58,6 +58,7 @@ const EMAIL = /^[^\s@<>"']{1,64}@[^\s@<>"']+\.[^\s@<>"']+$/;
 export async function startDevIdentityProvider(options: { redirectUri: string; port?: number }): Promise<DevIdentityProvider> {
   // Loaded here, not at the top: production never loads the package (it is used for this mode only).
   const { default: Provider } = await import('oidc-provider');
+  const { createMemoryAdapter } = await import('oidc-provider/lib/adapters/memory_adapter.js');
   const server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -76,6 +77,11 @@ export async function startDevIdentityProvider(options: { redirectUri: string; p
   const signingKey = { ...(await exportJWK(privateKey)), alg: 'RS256', use: 'sig', kid: randomBytes(8).toString('hex') };
 
   const provider = new Provider(issuer, {
+    // The package's own in-memory store, named explicitly: here its state is meant to end with the
+    // process (the implicit default prints a warning written for production deployments).
+    adapter: createMemoryAdapter(),
+    // A sign-in takes seconds; nothing here needs to outlive one.
+    ttl: { Interaction: 600, Session: 600, Grant: 600, AuthorizationCode: 60, AccessToken: 600, IdToken: 600 },
     clients: [
       {
         client_id: client.clientId,

@@ -23,3 +23,8 @@ declare module 'oidc-provider' {
     AccessToken: { find(token: string): Promise<{ accountId: string } | undefined> };
   }
 }
+
+declare module 'oidc-provider/lib/adapters/memory_adapter.js' {
+  /** The package's in-memory adapter factory (what it uses when none is configured). */
+  export function createMemoryAdapter(clockTolerance?: number): unknown;
+}
