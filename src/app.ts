@@ -136,7 +136,7 @@ export function createApp(deps: AppDeps) {
   });
   app.get('/docs', Scalar({ url: '/openapi.json', pageTitle: `${API_TITLE} reference`, cdn: '/docs/scalar.js' }));
   // The learner explorer: a front end on the public API, served here so `npm start` shows one.
-  app.route('/explore', explorerRouter());
+  app.route('/explore', explorerRouter({ callbackUrl: config.AUTH_CALLBACK_URL, production: config.NODE_ENV === 'production' }));
 
   app.notFound(createNotFoundHandler(() => app.routes));
   app.onError(createErrorHandler(logger));

@@ -34,9 +34,17 @@ function projectRoot(): string {
   return dir;
 }
 
-export function explorerRouter() {
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * `callbackUrl` is AUTH_CALLBACK_URL. A sign-in's browser-binding cookie belongs to one host
+ * name, so outside production a page opened on another loopback name than the callback's
+ * (127.0.0.1 while the callback says localhost) is sent there first.
+ */
+export function explorerRouter(options: { callbackUrl: string; production: boolean }) {
   const root = projectRoot();
   const router = new Hono<AppEnv>();
+  const callback = new URL(options.callbackUrl);
 
   async function send(c: Context<AppEnv>, file: string, type: string, headers: Record<string, string> = {}) {
     let body: Buffer;
@@ -56,6 +64,12 @@ export function explorerRouter() {
     if (!asset) throw notFound('No such explorer asset');
     return send(c, asset.file, asset.type);
   });
-  router.get('*', (c) => send(c, PAGE, 'text/html; charset=utf-8', { 'Content-Security-Policy': PAGE_SECURITY, 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'same-origin' }));
+  router.get('*', async (c) => {
+    const url = new URL(c.req.url);
+    if (!options.production && url.host !== callback.host && LOOPBACK.has(url.hostname) && LOOPBACK.has(callback.hostname)) {
+      return c.redirect(`${callback.origin}${url.pathname}${url.search}`, 302);
+    }
+    return send(c, PAGE, 'text/html; charset=utf-8', { 'Content-Security-Policy': PAGE_SECURITY, 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'same-origin' });
+  });
   return router;
 }
