@@ -167,9 +167,9 @@ export function createSparkpathClient(options: SparkpathClientOptions = {}) {
     /** Ends the session at the API (its cookies are cleared) and forgets the token. */
     async signOut(): Promise<void> {
       if (session) {
-        const { response } = await api.POST('/auth/logout');
+        const { response, error } = await api.POST('/auth/logout');
         // 401: it had already ended; either way nothing is left to sign out.
-        if (!response.ok && response.status !== 401) unwrap({ response, error: undefined });
+        if (!response.ok && response.status !== 401) unwrap({ response, error });
       }
       setSession(undefined);
     },
