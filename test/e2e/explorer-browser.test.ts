@@ -47,7 +47,11 @@ describe.skipIf(!hasChromium)('explorer: npm start, then /explore in a browser',
     if (work) await rm(work, { recursive: true, force: true });
   });
 
-  const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  /** A full-page screenshot once the last toast has gone (it would cover the page). */
+  const shot = async (page: Page, name: string) => {
+    await page.waitForFunction(() => !document.querySelector('.toast'), undefined, { timeout: 10_000 });
+    await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  };
 
   it('starts with the dev sign-in and names the explorer', () => {
     expect(server.lines.find((l) => typeof l.msg === 'string' && l.msg.startsWith('dev sign-in'))).toMatchObject({ callback: `${base}/explore/callback` });
