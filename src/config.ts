@@ -101,7 +101,7 @@ export const configSchema = z
 
     BODY_LIMIT_BYTES: integer(64 * 1024, 1024, 10 * 1024 * 1024),
 
-    // Front ends that may call the API from a browser page of another origin (docs/api.md#cors).
+    // Front ends that may call the API from a browser page of another origin (docs/api.md, CORS).
     // Unset: the local dev servers outside production (DEV_FRONTEND_ORIGINS), none in production.
     CORS_ALLOWED_ORIGINS: z.string().optional(),
 
