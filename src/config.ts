@@ -36,6 +36,31 @@ export const TOKEN_ISSUER_DEFAULT = 'sparkpath';
 const idleTimeout = (env: { SESSION_IDLE_TIMEOUT_S?: number; ACCESS_TOKEN_TTL_S: number }) =>
   env.SESSION_IDLE_TIMEOUT_S ?? env.ACCESS_TOKEN_TTL_S + SESSION_IDLE_CLOCK_SKEW_S;
 
+/**
+ * Where the front-end dev servers people start next to the API listen (Vite's dev server and
+ * its preview), on both loopback names: CORS_ALLOWED_ORIGINS outside production when unset.
+ */
+export const DEV_FRONTEND_ORIGINS = ['http://localhost:5173', 'http://127.0.0.1:5173', 'http://localhost:4173', 'http://127.0.0.1:4173'] as const;
+
+/** The explorer's page the identity providers send the browser back to (AUTH_CALLBACK_URL's default path). */
+export const EXPLORER_CALLBACK_PATH = '/explore/callback';
+
+/** The first entry of a comma-separated list that is not a bare http(s) origin, if any. */
+function malformedOrigin(list: string): string | undefined {
+  return list
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean)
+    .find((origin) => {
+      try {
+        const parsed = new URL(origin);
+        return parsed.origin !== origin || !['http:', 'https:'].includes(parsed.protocol);
+      } catch {
+        return true;
+      }
+    });
+}
+
 const optionalText = z
   .string()
   .optional()
@@ -88,10 +113,16 @@ export const configSchema = z
 
     BODY_LIMIT_BYTES: integer(64 * 1024, 1024, 10 * 1024 * 1024),
 
+    // Front ends that may call the API from a browser page of another origin (docs/api.md, CORS).
+    // Unset: the local dev servers outside production (DEV_FRONTEND_ORIGINS), none in production.
+    CORS_ALLOWED_ORIGINS: z.string().optional(),
+
     // Sign-in and sessions (docs/auth.md). Provider endpoints default to the real providers.
-    AUTH_CALLBACK_URL: z.url({ protocol: /^https?$/ }).default('http://localhost:3000/auth/callback'),
-    AUTH_ALLOWED_REDIRECT_ORIGINS: z.string().default('http://localhost:3000'),
-    AUTH_DEFAULT_REDIRECT_URL: z.url({ protocol: /^https?$/ }).default('http://localhost:3000/'),
+    // Unset, the three below name this server on localhost:PORT (filled in below), so the
+    // explorer's sign-in works on whichever port `npm start` serves.
+    AUTH_CALLBACK_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
+    AUTH_ALLOWED_REDIRECT_ORIGINS: z.string().optional(),
+    AUTH_DEFAULT_REDIRECT_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
     ACCESS_TOKEN_TTL_S: integer(3600, 30, 86_400),
     // Default: ACCESS_TOKEN_TTL_S + SESSION_IDLE_CLOCK_SKEW_S (filled in below), the spec's state
     // table: a session whose access token expired without a refresh is ended by the cleanup.
@@ -102,6 +133,10 @@ export const configSchema = z
     SESSION_CLEANUP_INTERVAL_S: integer(300, 0, 86_400),
     OAUTH_ALLOW_INSECURE_HTTP: booleanFlag,
     OAUTH_HTTP_TIMEOUT_S: integer(10, 1, 60),
+
+    // The local OpenID provider of `npm start` (src/auth/dev-identity-provider.ts), provider `dev`.
+    // auto: on in development when neither Google nor GitHub is configured.
+    DEV_SIGN_IN: z.enum(['auto', 'true', 'false']).default('auto'),
 
     GOOGLE_CLIENT_ID: optionalText,
     GOOGLE_CLIENT_SECRET: optionalText,
@@ -144,16 +179,12 @@ export const configSchema = z
     if (env.OAUTH_ALLOW_INSECURE_HTTP && env.NODE_ENV === 'production') {
       ctx.addIssue({ code: 'custom', path: ['OAUTH_ALLOW_INSECURE_HTTP'], message: 'must not be true when NODE_ENV=production' });
     }
-    for (const origin of env.AUTH_ALLOWED_REDIRECT_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean)) {
-      let parsed: URL | undefined;
-      try {
-        parsed = new URL(origin);
-      } catch {
-        parsed = undefined;
-      }
-      if (!parsed || parsed.origin !== origin || !['http:', 'https:'].includes(parsed.protocol)) {
-        ctx.addIssue({ code: 'custom', path: ['AUTH_ALLOWED_REDIRECT_ORIGINS'], message: `must list origins like https://app.example.com (got ${origin})` });
-      }
+    for (const name of ['AUTH_ALLOWED_REDIRECT_ORIGINS', 'CORS_ALLOWED_ORIGINS'] as const) {
+      const malformed = malformedOrigin(env[name] ?? '');
+      if (malformed !== undefined) ctx.addIssue({ code: 'custom', path: [name], message: `must list origins like https://app.example.com (got ${malformed})` });
+    }
+    if (env.DEV_SIGN_IN === 'true' && env.NODE_ENV === 'production') {
+      ctx.addIssue({ code: 'custom', path: ['DEV_SIGN_IN'], message: 'must not be true when NODE_ENV=production' });
     }
     if (env.SESSION_IDLE_TIMEOUT_S !== undefined && env.SESSION_IDLE_TIMEOUT_S < env.ACCESS_TOKEN_TTL_S) {
       ctx.addIssue({ code: 'custom', path: ['SESSION_IDLE_TIMEOUT_S'], message: 'must be at least ACCESS_TOKEN_TTL_S (activity is recorded at refresh)' });
@@ -182,12 +213,18 @@ export const configSchema = z
   })
   .transform((env) => {
     const supabaseAuthUrl = env.SUPABASE_URL && `${env.SUPABASE_URL.replace(/\/+$/, '')}/auth/v1`;
+    const here = `http://localhost:${env.PORT}`;
     return {
       ...env,
       SESSION_IDLE_TIMEOUT_S: idleTimeout(env),
       // A Supabase project publishes its signing keys at its Auth URL.
       JWT_JWKS_URL: env.JWT_JWKS_URL ?? (supabaseAuthUrl && `${supabaseAuthUrl}/.well-known/jwks.json`),
       JWT_ACCEPTED_ISSUERS: acceptedIssuers(env.JWT_ACCEPTED_ISSUERS, env.JWT_ISSUER, supabaseAuthUrl),
+      CORS_ALLOWED_ORIGINS: env.CORS_ALLOWED_ORIGINS ?? (env.NODE_ENV === 'production' ? '' : DEV_FRONTEND_ORIGINS.join(',')),
+      AUTH_CALLBACK_URL: env.AUTH_CALLBACK_URL ?? `${here}${EXPLORER_CALLBACK_PATH}`,
+      AUTH_ALLOWED_REDIRECT_ORIGINS: env.AUTH_ALLOWED_REDIRECT_ORIGINS ?? here,
+      AUTH_DEFAULT_REDIRECT_URL: env.AUTH_DEFAULT_REDIRECT_URL ?? `${here}/explore`,
+      DEV_SIGN_IN: env.DEV_SIGN_IN === 'auto' ? env.NODE_ENV === 'development' && env.AUTH_PROVIDER === 'builtin' && !env.GOOGLE_CLIENT_ID && !env.GITHUB_CLIENT_ID : env.DEV_SIGN_IN === 'true',
     };
   });
 

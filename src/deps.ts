@@ -1,5 +1,7 @@
 import type { JSONWebKeySet } from 'jose';
 import { createAuthService, type AuthService } from './auth/auth-service.js';
+import type { DevSignInClient } from './auth/dev-identity-provider.js';
+import { createProviders } from './auth/providers.js';
 import { createSessionStore, type SessionStore } from './auth/session-store.js';
 import { parseSigningKey, publicJwks } from './auth/signing-key.js';
 import { createSupabaseAuth, type SupabaseAuth } from './auth/supabase-auth.js';
@@ -39,7 +41,8 @@ export interface Dependencies {
 /**
  * Config → the dependencies, in one place for the server, the tests, the reliability suite and
  * the bench, so they all run what production runs. `databaseUrl` is DATABASE_URL or the
- * embedded database's (src/db/database.ts).
+ * embedded database's (src/db/database.ts); `devSignIn` is the local OpenID provider
+ * `npm start` runs in development (src/auth/dev-identity-provider.ts), sign-in provider `dev`.
  *
  * @example
  *   const deps = createDependencies(config, database.url);
@@ -47,7 +50,7 @@ export interface Dependencies {
  *   // …
  *   await deps.close();
  */
-export function createDependencies(config: Config, databaseUrl: string): Dependencies {
+export function createDependencies(config: Config, databaseUrl: string, options: { devSignIn?: DevSignInClient } = {}): Dependencies {
   // Each URL on its own: a replica may sit behind another pooler than the primary.
   const openPool = (url: string, applicationName?: string) =>
     createDatabasePool({
@@ -65,7 +68,7 @@ export function createDependencies(config: Config, databaseUrl: string): Depende
   const readPool = config.DATABASE_READ_URL ? openPool(config.DATABASE_READ_URL, 'sparkpath-api-read') : undefined;
   const snapshotCache = new SnapshotCache(config.SNAPSHOT_CACHE_MB * 1024 * 1024);
   const sessionStore = createSessionStore(pool);
-  const auth = createAuthService(config, sessionStore);
+  const auth = createAuthService(config, sessionStore, createProviders(config, options.devSignIn));
   const verifier = createVerifierFromConfig(config, JSON.parse(auth.jwks) as JSONWebKeySet);
   const postgresRateLimits = config.RATE_LIMIT_STORE === 'postgres' ? createPostgresRateLimitStore(pool) : undefined;
   const rpc: Rpc = {

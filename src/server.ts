@@ -1,7 +1,8 @@
 import { serve } from '@hono/node-server';
 import type { Logger } from 'pino';
 import { createApp } from './app.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { startDevIdentityProvider, type DevIdentityProvider } from './auth/dev-identity-provider.js';
+import { ConfigError, EXPLORER_CALLBACK_PATH, loadConfig, type Config } from './config.js';
 import { loadOrCreateDevJwtSecret } from './context/dev-secret.js';
 import { openDatabase, prepareDatabase } from './db/database.js';
 import { createDependencies, type Dependencies } from './deps.js';
@@ -32,7 +33,14 @@ async function main() {
     logger.warn('SUPABASE_JWT_SECRET is not set: using a generated development secret');
   }
 
-  const deps = createDependencies(config, database.url);
+  // Development without a real provider: sign in on the first start (docs/auth.md#local-sign-in-the-dev-provider).
+  let devSignIn: DevIdentityProvider | undefined;
+  if (config.DEV_SIGN_IN) {
+    devSignIn = await startDevIdentityProvider({ redirectUri: config.AUTH_CALLBACK_URL });
+    logger.info({ issuer: devSignIn.client.issuer, callback: config.AUTH_CALLBACK_URL }, 'dev sign-in: a local OpenID provider is running (provider "dev")');
+  }
+
+  const deps = createDependencies(config, database.url, { devSignIn: devSignIn?.client });
   await reportConnection(deps, logger);
   const app = createApp({ ...deps, logger });
 
@@ -49,7 +57,10 @@ async function main() {
   cleanupTimer?.unref();
 
   const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
-    logger.info({ url: `http://${info.address.includes(':') ? `[${info.address}]` : info.address}:${info.port}` }, 'Sparkpath API listening');
+    // The explorer on the callback's host: the sign-in's browser-binding cookie is kept per host name.
+    const callback = new URL(config.AUTH_CALLBACK_URL);
+    const explorer = callback.pathname === EXPLORER_CALLBACK_PATH ? `${callback.origin}/explore` : undefined;
+    logger.info({ url: `http://${info.address.includes(':') ? `[${info.address}]` : info.address}:${info.port}`, explorer }, 'Sparkpath API listening');
   });
 
   // Requests Node's HTTP parser refuses never reach Hono (headers over 16 KB, malformed request
@@ -90,6 +101,7 @@ async function main() {
     await closed;
     clearTimeout(forced);
     await deps.close();
+    await devSignIn?.close();
     await database.stop();
     logger.info('stopped');
     process.exit(0);

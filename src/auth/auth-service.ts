@@ -4,7 +4,7 @@ import { ApiError, unauthorized, validationError } from '../http/api-error.js';
 import { createAccessTokenSigner } from './access-tokens.js';
 import { parseSigningKey, publicJwks } from './signing-key.js';
 import { openWith, randomSecret, sealFor, sha256Hex } from './crypto.js';
-import { createProviders, OAuthFailure, PROVIDERS, type OAuthProvider, type ProviderName } from './providers.js';
+import { createProviders, OAuthFailure, PROVIDERS, type OAuthProvider, type ProviderIdentity, type ProviderName } from './providers.js';
 import { redirectPolicyFromConfig, resolveRedirect } from './redirect.js';
 import type { SessionGrant, SessionStore, SignInResult } from './session-store.js';
 
@@ -58,13 +58,19 @@ export function createAuthService(config: Config, store: SessionStore, providers
     return tokens;
   }
 
-  /** Signs in an identity (OAuth callback or the token CLI): one transaction in SQL. */
-  async function signIn(identity: { provider: string; providerUserId: string; email: string; displayName: string; avatarUrl: string | null }, meta: { userAgent: string | null; ipAddress: string | null }) {
+  /**
+   * Signs in an identity (OAuth callback or the token CLI): one transaction in SQL. When the
+   * identity comes with a role or plan its profile does not have yet (the token CLI's --role and
+   * --plan, the dev provider's demo learners), they are written to the profile and the session's
+   * first refresh issues the tokens, so their claims say so from the first request.
+   */
+  async function signIn(identity: Omit<ProviderIdentity, 'provider'> & { provider: string }, meta: { userAgent: string | null; ipAddress: string | null }) {
     const refreshToken = randomSecret(32);
     let tokens: TokenSet | undefined;
+    const { access, ...profile } = identity;
     const result = await store.signIn(
       {
-        ...identity,
+        ...profile,
         ...meta,
         refreshHash: sha256Hex(refreshToken),
         accessTtlSeconds: config.ACCESS_TOKEN_TTL_S,
@@ -76,11 +82,52 @@ export function createAuthService(config: Config, store: SessionStore, providers
         return { accessHash: sha256Hex(tokens.access_token) };
       },
     );
+    const changes = (access?.role != null && access.role !== result.claims.user_role) || (access?.plan != null && access.plan !== result.claims.subscription_plan);
+    if (access && changes) {
+      await store.setUserAccess(result.user.id, access.role, access.plan);
+      return { result, tokens: await refresh(tokens!.refresh_token) };
+    }
     return { result, tokens: tokens! };
   }
 
+  /**
+   * Rotates a refresh token. Each token has exactly one successor set: a retry of the same
+   * token inside REFRESH_REUSE_GRACE_S (a lost response, another tab) receives that set again,
+   * as Supabase Auth's reuse interval does; later, a used token is reuse and ends the session.
+   * The set is stored sealed with a key derived from the old refresh token, which the
+   * database never holds, so only a caller presenting that token can read it.
+   */
+  async function refresh(refreshToken: string): Promise<TokenSet> {
+    const newRefreshToken = randomSecret(32);
+    const refreshHash = sha256Hex(refreshToken);
+    let tokens: TokenSet | undefined;
+    const result = await store.refresh(
+      {
+        refreshHash,
+        newRefreshHash: sha256Hex(newRefreshToken),
+        graceSeconds: config.REFRESH_REUSE_GRACE_S,
+        accessTtlSeconds: config.ACCESS_TOKEN_TTL_S,
+      },
+      async (grant) => {
+        tokens = await issue(grant, newRefreshToken);
+        const sealedSuccessor = config.REFRESH_REUSE_GRACE_S > 0 ? sealFor(refreshToken, JSON.stringify(tokens), refreshHash) : undefined;
+        return { accessHash: sha256Hex(tokens.access_token), sealedSuccessor };
+      },
+    );
+    if (result.status === 'replay') {
+      const opened = openWith(refreshToken, result.sealed, refreshHash);
+      if (opened === undefined) throw unauthorized('The refresh token is not valid; sign in again', { reason: 'refresh_token_invalid' });
+      const successor = JSON.parse(opened) as TokenSet;
+      // The same set, with expires_in counted from now.
+      return { ...successor, expires_in: Math.max(0, Math.floor((Date.parse(successor.expires_at) - Date.now()) / 1000)) };
+    }
+    if (result.status !== 'ok') throw refreshRefused(result.status, result.reason);
+    return tokens!;
+  }
+
   return {
-    providerNames: PROVIDERS,
+    /** The providers /auth/login accepts here, in PROVIDERS order. */
+    configuredProviders: PROVIDERS.filter((name) => providers[name].configured),
     /** The public keys of ES256 access tokens (empty with HS256 only). */
     jwks,
     redirectPolicy,
@@ -97,7 +144,7 @@ export function createAuthService(config: Config, store: SessionStore, providers
       const secrets = {
         state: client.randomState(),
         codeVerifier: client.randomPKCECodeVerifier(),
-        nonce: providerName === 'google' ? client.randomNonce() : null,
+        nonce: provider.oidc ? client.randomNonce() : null,
       };
       await store.startOAuthAttempt({
         provider: providerName,
@@ -140,40 +187,7 @@ export function createAuthService(config: Config, store: SessionStore, providers
       };
     },
 
-    /**
-     * Rotates a refresh token. Each token has exactly one successor set: a retry of the same
-     * token inside REFRESH_REUSE_GRACE_S (a lost response, another tab) receives that set again,
-     * as Supabase Auth's reuse interval does; later, a used token is reuse and ends the session.
-     * The set is stored sealed with a key derived from the old refresh token, which the
-     * database never holds, so only a caller presenting that token can read it.
-     */
-    async refresh(refreshToken: string): Promise<TokenSet> {
-      const newRefreshToken = randomSecret(32);
-      const refreshHash = sha256Hex(refreshToken);
-      let tokens: TokenSet | undefined;
-      const result = await store.refresh(
-        {
-          refreshHash,
-          newRefreshHash: sha256Hex(newRefreshToken),
-          graceSeconds: config.REFRESH_REUSE_GRACE_S,
-          accessTtlSeconds: config.ACCESS_TOKEN_TTL_S,
-        },
-        async (grant) => {
-          tokens = await issue(grant, newRefreshToken);
-          const sealedSuccessor = config.REFRESH_REUSE_GRACE_S > 0 ? sealFor(refreshToken, JSON.stringify(tokens), refreshHash) : undefined;
-          return { accessHash: sha256Hex(tokens.access_token), sealedSuccessor };
-        },
-      );
-      if (result.status === 'replay') {
-        const opened = openWith(refreshToken, result.sealed, refreshHash);
-        if (opened === undefined) throw unauthorized('The refresh token is not valid; sign in again', { reason: 'refresh_token_invalid' });
-        const successor = JSON.parse(opened) as TokenSet;
-        // The same set, with expires_in counted from now.
-        return { ...successor, expires_in: Math.max(0, Math.floor((Date.parse(successor.expires_at) - Date.now()) / 1000)) };
-      }
-      if (result.status !== 'ok') throw refreshRefused(result.status, result.reason);
-      return tokens!;
-    },
+    refresh,
 
     /**
      * Signs out the token whose verified claims these are: its session here ends, or (a token

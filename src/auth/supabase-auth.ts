@@ -11,6 +11,10 @@ import { clearCallbackCookie, setCallbackCookie } from './cookies.js';
 import type { ProviderName } from './providers.js';
 import { redirectPolicyFromConfig, resolveRedirect } from './redirect.js';
 
+/** The sign-in providers /auth/login hands to Supabase Auth: the spec's two. */
+export const SUPABASE_PROVIDERS = ['google', 'github'] as const satisfies readonly ProviderName[];
+const isSupabaseProvider = (name: ProviderName): name is (typeof SUPABASE_PROVIDERS)[number] => (SUPABASE_PROVIDERS as readonly string[]).includes(name);
+
 /**
  * The name @supabase/ssr gives its storage: its PKCE code verifiers travel in cookies named
  * `svc-sb-auth-code-verifier` (and, from auth-js 2.119, `svc-sb-auth-flow-<id>-code-verifier` with
@@ -89,6 +93,8 @@ export function createSupabaseAuth(config: Config, deps: { rpc: Rpc; verifier: J
   return {
     /** Starts the PKCE flow at Supabase Auth; returns where to send the browser. */
     async login(c: Context, provider: ProviderName, redirect: string | string[] | undefined): Promise<string> {
+      // The local dev provider belongs to this API's own sign-in; Supabase Auth knows the spec's two.
+      if (!isSupabaseProvider(provider)) throw validationError(`Sign-in with ${provider} is not available with Supabase Auth`, { reason: 'provider_not_configured', provider });
       const { data, error } = await (await client(c)).auth.signInWithOAuth({
         provider,
         options: { redirectTo: config.AUTH_CALLBACK_URL, skipBrowserRedirect: true },

@@ -54,17 +54,17 @@ try {
     config = { ...config, SUPABASE_JWT_SECRET: await loadOrCreateDevJwtSecret(config.EMBEDDED_PG_DATA_DIR) };
   }
   deps = createDependencies(config, database.url);
-  const { auth, sessionStore: store } = deps;
-  const { result, tokens: first } = await auth.signIn(
-    { provider: 'dev', providerUserId: email, email, displayName: values.name ?? email.split('@')[0], avatarUrl: null },
+  const { result, tokens } = await deps.auth.signIn(
+    {
+      provider: 'dev',
+      providerUserId: email,
+      email,
+      displayName: values.name ?? email.split('@')[0],
+      avatarUrl: null,
+      access: { role: USER_ROLES.find((role) => role === values.role) ?? null, plan: SUBSCRIPTION_PLANS.find((plan) => plan === values.plan) ?? null },
+    },
     { userAgent: 'npm run token', ipAddress: null },
   );
-  let tokens = first;
-  if (values.role || values.plan) {
-    await store.setUserAccess(result.user.id, values.role ?? null, values.plan ?? null);
-    // A refresh recomputes the claims from the database, exactly as for a real session.
-    tokens = await auth.refresh(first.refresh_token);
-  }
   console.log(JSON.stringify({ user_id: result.user.id, email, is_new_user: result.is_new_user, session_id: result.session_id, ...tokens }, null, 2));
   console.error(`\ncurl -H "Authorization: Bearer ${tokens.access_token.slice(0, 16)}…" http://${config.HOST}:${config.PORT}/auth/session`);
 } finally {

@@ -80,7 +80,7 @@ create index refresh_tokens_parent_idx on app.refresh_tokens (parent_id);
 create table app.oauth_attempts (
   id uuid default extensions.gen_random_uuid() primary key,
   state_hash text not null unique check (state_hash ~ '^[0-9a-f]{64}$'::text),
-  provider text not null check (provider = any (array['google'::text, 'github'::text])),
+  provider text not null check (provider = any (array['google'::text, 'github'::text, 'dev'::text])),
   code_verifier text,
   nonce text,
   redirect_url text not null,

@@ -40,15 +40,19 @@ export interface TestApp {
 /**
  * The real application on its own fresh database (or `options.database`, which it then owns),
  * composed by createDependencies as `npm start` composes it; requests go through `app.request()`.
- * `env` overrides configuration variables exactly as the process environment would.
+ * `env` overrides configuration variables exactly as the process environment would; the other
+ * `options` are createDependencies' (the dev sign-in).
  *
  * Rate limits are on, as in production. Requests made through `app.request()` have no socket,
  * so every anonymous request of a file shares one address; the budgets are raised (through the
  * same variables an operator sets) so that a suite's hundreds of requests never reach them.
  * The rate-limit tests set their own budgets.
  */
-export async function createTestApp(env: Record<string, string> = {}, options: { database?: TestDatabase } = {}): Promise<TestApp> {
-  const db = options.database ?? (await createTestDatabase());
+export async function createTestApp(
+  env: Record<string, string> = {},
+  { database, ...options }: { database?: TestDatabase } & Parameters<typeof createDependencies>[2] = {},
+): Promise<TestApp> {
+  const db = database ?? (await createTestDatabase());
   const config = loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'info',
@@ -61,7 +65,7 @@ export async function createTestApp(env: Record<string, string> = {}, options: {
     ...env,
   });
   const { logs, sink } = collectLogs();
-  const deps = createDependencies(config, db.url);
+  const deps = createDependencies(config, db.url, options);
   const app = createApp({ ...deps, logger: createLogger(config.LOG_LEVEL, sink) });
   checkContracts(app);
   return {

@@ -98,6 +98,15 @@ describe('AUTH_PROVIDER=supabase: /auth answered by Supabase Auth (ES256 tokens,
   const identity = (name: string) => ({ sub: String(Math.floor(Math.random() * 1e9)), email: `${name.toLowerCase()}.${randomUUID().slice(0, 8)}@example.com`, name });
   const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 
+  it('GET /auth/providers offers the spec\'s two providers, and GET /auth/login refuses the local dev one with 400', async () => {
+    const providers = await t.app.request('/auth/providers');
+    expect(providers.status).toBe(200);
+    expect(((await providers.json()) as { providers: { id: string }[] }).providers.map((p) => p.id)).toEqual(['google', 'github']);
+    const dev = await t.app.request('/auth/login?provider=dev');
+    expect(dev.status).toBe(400);
+    expect(await dev.json()).toMatchObject({ error: { code: 'VALIDATION_ERROR', details: { reason: 'provider_not_configured', provider: 'dev' } } });
+  });
+
   it('GET /auth/login sends the browser to Supabase Auth\'s /authorize with a PKCE S256 challenge, the verifier in a callback-only cookie', async () => {
     const jar = new CookieJar();
     const { login, start } = await startLogin(jar, 'github');

@@ -8,6 +8,7 @@ import { sendJsonText } from '../../http/respond.js';
 import { REFRESH_COOKIE } from '../../context/resolve-context.js';
 import { BINDING_COOKIE, clearSessionCookies, setBindingCookie, setSessionCookies } from '../../auth/cookies.js';
 import type { CallbackResult, TokenSet } from '../../auth/auth-service.js';
+import { PROVIDER_LABELS } from '../../auth/providers.js';
 import type * as routes from './auth.routes.js';
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
@@ -15,6 +16,12 @@ const ANONYMOUS_BODY = '{"authenticated":false,"user":null,"session":null}';
 
 export const getJwks: RouteHandler<typeof routes.getJwks, AppEnv> = async (c) =>
   sendJsonText(c, c.var.services.auth.jwks, 200, { 'Cache-Control': 'public, max-age=300' });
+
+export const listProviders: RouteHandler<typeof routes.listProviders, AppEnv> = async (c) => {
+  const providers = c.var.services.auth.configuredProviders.map((id) => ({ id, name: PROVIDER_LABELS[id] }));
+  // Fixed for the life of the process: a short cache keeps a restart with other providers visible.
+  return c.json({ providers }, 200, { 'Cache-Control': 'public, max-age=60' });
+};
 
 export const login: RouteHandler<typeof routes.login, AppEnv> = async (c) => {
   const { auth, config } = c.var.services;

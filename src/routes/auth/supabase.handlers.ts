@@ -1,7 +1,8 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { getCookie } from 'hono/cookie';
-import type { SupabaseAuth } from '../../auth/supabase-auth.js';
+import { PROVIDER_LABELS } from '../../auth/providers.js';
+import { SUPABASE_PROVIDERS, type SupabaseAuth } from '../../auth/supabase-auth.js';
 import { ACCESS_COOKIE } from '../../context/resolve-context.js';
 import { ANONYMOUS } from '../../context/request-context.js';
 import type { AppEnv } from '../../http/env.js';
@@ -20,6 +21,10 @@ export const login: RouteHandler<typeof routes.login, AppEnv> = async (c) => {
   c.header('Cache-Control', 'no-store');
   return c.redirect(location, 302);
 };
+
+/** Which of them a project enables is Supabase Auth's setting; this API offers the spec's two. */
+export const listProviders: RouteHandler<typeof routes.listProviders, AppEnv> = async (c) =>
+  c.json({ providers: SUPABASE_PROVIDERS.map((id) => ({ id, name: PROVIDER_LABELS[id] })) }, 200, { 'Cache-Control': 'public, max-age=60' });
 
 export const callback: RouteHandler<typeof routes.callback, AppEnv> = async (c) =>
   builtin.answerSignIn(c, await supabaseAuth(c).callback(c));
