@@ -40,7 +40,8 @@ export async function startTestCluster(): Promise<TestCluster> {
   } finally {
     await admin.end();
   }
-  await prepareDatabase(templateUrl, { seed: false });
+  // The template is migrated as the owner; the API's login role (cluster-wide) may then log in.
+  await prepareDatabase(templateUrl, { seed: false, enableLocalApiLogin: true });
   return { adminUrl, templateUrl, stop: stopServer };
 }
 

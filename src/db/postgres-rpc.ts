@@ -17,10 +17,11 @@ interface ApiFunction {
 /**
  * The postgres.js adapter of the rpc port.
  *
- * One request is one statement: `select private.dispatch(role, claims, call, args)`. The
- * dispatcher sets `role` and `request.jwt.claims` transaction-locally, checks the caller's
- * session and runs the api function, so RLS sees exactly what PostgREST would give it, in one
- * round trip instead of four. A snapshot read is one statement too
+ * One request is one statement: `select private.dispatch(role, claims, call, args, headers)`.
+ * The dispatcher sets `role`, `request.jwt.claims` and `request.headers` transaction-locally,
+ * checks the caller's session and runs the api function, which decides whether its caller may
+ * call it, so the database sees exactly what PostgREST would give it, in one round trip instead
+ * of four. A snapshot read is one statement too
  * (private.dispatch_snapshot_read: the same, plus the snapshot resolution).
  * `call` is built here from introspected function and parameter names only; values travel in
  * `args` (jsonb) and are cast to each parameter's declared type inside the database.
@@ -68,8 +69,8 @@ export function createPostgresRpc({ pool, snapshotCache }: PostgresRpcOptions): 
       // a jsonb parameter would encode it a second time (a jsonb string, not an object).
       const rows = await pool.run((db) =>
         db.unsafe<{ body: string | null }[]>(
-          'select private.dispatch($1, $2, $3, $4::text::jsonb) as body',
-          [caller.role, caller.claims ?? '', call, JSON.stringify(present)],
+          'select private.dispatch($1, $2, $3, $4::text::jsonb, $5::text::jsonb) as body',
+          [caller.role, caller.claims ?? '', call, JSON.stringify(present), headersText(caller)],
           { prepare: true },
         ),
       );
@@ -83,8 +84,8 @@ export function createPostgresRpc({ pool, snapshotCache }: PostgresRpcOptions): 
       const { call, present } = await prepare(fn, { ...args, snapshot_id: (args as { snapshot_id?: string }).snapshot_id ?? null });
       const rows = await pool.run((db) =>
         db.unsafe<{ version: string; snapshot_id: string | null; body: string | null }[]>(
-          'select version, snapshot_id, body from private.dispatch_snapshot_read($1, $2, $3, $4::text::jsonb, $5::text[])',
-          [caller.role, caller.claims ?? '', call, JSON.stringify(present), [...new Set([...held.keys(), ...clientVersions])]],
+          'select version, snapshot_id, body from private.dispatch_snapshot_read($1, $2, $3, $4::text::jsonb, $5::text[], $6::text::jsonb)',
+          [caller.role, caller.claims ?? '', call, JSON.stringify(present), [...new Set([...held.keys(), ...clientVersions])], headersText(caller)],
           { prepare: true },
         ),
       );
@@ -117,6 +118,9 @@ async function introspect(sql: postgres.Sql): Promise<Map<string, ApiFunction>> 
   }
   return functions;
 }
+
+/** The caller's forwarded headers as JSON text (the dispatcher's request.headers), or null. */
+const headersText = (caller: DbCaller) => (caller.headers ? JSON.stringify(caller.headers) : null);
 
 function castArgument(key: string, type: string): string {
   const field = quoteLiteral(key);
