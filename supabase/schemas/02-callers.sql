@@ -17,8 +17,8 @@
 --                 `x-service-auth` makes an anonymous request a SERVICE caller: its SHA-256 must
 --                 equal the digest of SERVICE_AUTH_SECRET kept in app.service_auth_digest.
 --
--- How an api function declares who may call it: a row in private.api_access_rules (audience and
--- permission), and, as its first declaration (before anything reads a table or calls a helper),
+-- How an api function declares who may call it: its name in private.api_access_rule (audience
+-- and permission), and, as its first declaration (before anything reads a table or calls a helper),
 --   caller_role constant text := private.authorize('<function name>');
 -- supabase/tests/04-every-api-function-authorizes-its-caller.test.sql fails for a function that
 -- lacks either.
@@ -156,85 +156,81 @@ grant execute on function private.request_caller() to anon, authenticated, servi
 
 -- private.role_permissions
 -- The spec's permission matrix: what each role may do. The one list in SQL; the API's copy
--- (src/context/permissions.ts) is checked against it by test/http/authority.test.ts.
-create or replace function private.role_permissions()
-returns table (role text, permission text)
-language sql
+-- (src/context/permissions.ts) is checked against it by test/http/authority.test.ts. plpgsql
+-- with a CASE, like private.api_access_rule: every request reads it, and plpgsql keeps the plan
+-- (a set-returning SQL function would be planned again on every call).
+create or replace function private.role_permissions(role text)
+returns text[]
+language plpgsql
 immutable
 set search_path = ''
 as $$
-  select r.role, p.permission
-  from (values
-    ('ANONYMOUS', array['READ_PUBLIC_CONTENT']),
-    ('FREE_USER', array['READ_PUBLIC_CONTENT', 'READ_PREVIEW_CONTENT', 'TRACK_PROGRESS', 'CREATE_JOURNEY']),
-    ('PREMIUM_USER', array['READ_PUBLIC_CONTENT', 'READ_PREVIEW_CONTENT', 'TRACK_PROGRESS', 'CREATE_JOURNEY',
-                           'READ_FULL_CONTENT', 'READ_PREMIUM_CONTENT', 'UNLIMITED_SEARCH']),
-    ('ADMIN', array['READ_PUBLIC_CONTENT', 'READ_PREVIEW_CONTENT', 'READ_FULL_CONTENT', 'READ_PREMIUM_CONTENT',
-                    'UNLIMITED_SEARCH', 'BYPASS_RATE_LIMITS', 'TRACK_PROGRESS', 'CREATE_JOURNEY',
-                    'MANAGE_CONTENT', 'MANAGE_USERS']),
+begin
+  return case role_permissions.role
+    when 'ANONYMOUS' then array['READ_PUBLIC_CONTENT']
+    when 'FREE_USER' then array['READ_PUBLIC_CONTENT', 'READ_PREVIEW_CONTENT', 'TRACK_PROGRESS', 'CREATE_JOURNEY']
+    when 'PREMIUM_USER' then array['READ_PUBLIC_CONTENT', 'READ_PREVIEW_CONTENT', 'TRACK_PROGRESS', 'CREATE_JOURNEY',
+                                   'READ_FULL_CONTENT', 'READ_PREMIUM_CONTENT', 'UNLIMITED_SEARCH']
+    when 'ADMIN' then array['READ_PUBLIC_CONTENT', 'READ_PREVIEW_CONTENT', 'READ_FULL_CONTENT', 'READ_PREMIUM_CONTENT',
+                            'UNLIMITED_SEARCH', 'BYPASS_RATE_LIMITS', 'TRACK_PROGRESS', 'CREATE_JOURNEY',
+                            'MANAGE_CONTENT', 'MANAGE_USERS']
     -- Exactly the spec's grant: read everything, search freely, never write, never /me.
-    ('SERVICE', array['READ_PUBLIC_CONTENT', 'READ_PREVIEW_CONTENT', 'READ_FULL_CONTENT', 'READ_PREMIUM_CONTENT',
-                      'UNLIMITED_SEARCH', 'BYPASS_RATE_LIMITS'])
-  ) r(role, permissions)
-  cross join lateral pg_catalog.unnest(r.permissions) p(permission)
+    when 'SERVICE' then array['READ_PUBLIC_CONTENT', 'READ_PREVIEW_CONTENT', 'READ_FULL_CONTENT', 'READ_PREMIUM_CONTENT',
+                              'UNLIMITED_SEARCH', 'BYPASS_RATE_LIMITS']
+    else array[]::text[]
+  end;
+end
 $$;
-comment on function private.role_permissions() is
-  'The permission matrix: one row per (role, permission) the role holds.';
-grant execute on function private.role_permissions() to anon, authenticated, service_role;
+comment on function private.role_permissions(text) is
+  'The permission matrix: the permissions a role (ANONYMOUS, FREE_USER, PREMIUM_USER, ADMIN, SERVICE) holds.';
+grant execute on function private.role_permissions(text) to anon, authenticated, service_role;
 
--- private.api_access_rules
+-- private.api_access_rule
 -- Who may call each api function, the one place that says it:
 --   anyone                 anonymous callers, users and service callers (the open catalog)
 --   signed_in_or_service   a user's JWT or the service secret (spec: "JWT required"; service
 --                          callers read content)
 --   signed_in              a user's JWT only (about one learner: journeys, events, paths)
 -- and the permission the caller's role must hold. A caller outside the audience gets 401 when
--- anonymous and 403 when a service caller; a role without the permission gets 403.
-create or replace function private.api_access_rules()
-returns table (function_name text, audience text, permission text)
-language sql
+-- anonymous and 403 when a service caller; a role without the permission gets 403. Both null:
+-- the function has no rule (private.authorize refuses every call).
+create or replace function private.api_access_rule(function_name text, out audience text, out permission text)
+language plpgsql
 immutable
 set search_path = ''
 as $$
-  values
-    ('get_metadata', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('list_difficulty_levels', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('resolve_snapshot', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('list_discovery_domains', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('list_discovery_trails', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('list_discovery_concepts', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('list_discovery_sparks', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('list_discovery_items', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('get_discovery_facets', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('browse_catalog', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('list_domains', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('get_domain', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('get_domain_trails', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('list_related_domains', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('list_snapshots', 'signed_in_or_service', 'READ_PUBLIC_CONTENT'),
-    ('get_current_snapshot', 'signed_in_or_service', 'READ_PUBLIC_CONTENT'),
-    ('get_snapshot', 'signed_in_or_service', 'READ_PUBLIC_CONTENT'),
-    ('search_content', 'signed_in_or_service', 'READ_PUBLIC_CONTENT'),
-    ('list_search_suggestions', 'signed_in_or_service', 'READ_PUBLIC_CONTENT'),
-    ('get_spark_graph', 'signed_in_or_service', 'READ_PUBLIC_CONTENT'),
-    ('list_spark_links', 'signed_in_or_service', 'READ_PUBLIC_CONTENT'),
-    ('get_learning_path', 'signed_in', 'READ_PUBLIC_CONTENT'),
-    ('list_user_journeys', 'signed_in', 'TRACK_PROGRESS'),
-    ('get_user_journey', 'signed_in', 'TRACK_PROGRESS'),
-    ('enroll_in_trail', 'signed_in', 'CREATE_JOURNEY'),
-    ('record_learning_event', 'signed_in', 'TRACK_PROGRESS'),
-    -- GET /auth/session never refuses: credentials it cannot accept read as "not signed in".
-    ('get_session', 'anyone', 'READ_PUBLIC_CONTENT')
+begin
+  case api_access_rule.function_name
+    when 'get_metadata', 'list_difficulty_levels', 'resolve_snapshot', 'list_discovery_domains',
+         'list_discovery_trails', 'list_discovery_concepts', 'list_discovery_sparks', 'list_discovery_items',
+         'get_discovery_facets', 'browse_catalog', 'list_domains', 'get_domain', 'get_domain_trails',
+         'list_related_domains',
+         -- GET /auth/session never refuses: credentials it cannot accept read as "not signed in".
+         'get_session' then
+      audience := 'anyone'; permission := 'READ_PUBLIC_CONTENT';
+    when 'list_snapshots', 'get_current_snapshot', 'get_snapshot', 'search_content', 'list_search_suggestions',
+         'get_spark_graph', 'list_spark_links' then
+      audience := 'signed_in_or_service'; permission := 'READ_PUBLIC_CONTENT';
+    when 'get_learning_path' then
+      audience := 'signed_in'; permission := 'READ_PUBLIC_CONTENT';
+    when 'list_user_journeys', 'get_user_journey', 'record_learning_event' then
+      audience := 'signed_in'; permission := 'TRACK_PROGRESS';
+    when 'enroll_in_trail' then
+      audience := 'signed_in'; permission := 'CREATE_JOURNEY';
+    else
+      null;
+  end case;
+end
 $$;
-comment on function private.api_access_rules() is
-  'Who may call each api function: audience (anyone | signed_in_or_service | signed_in) and the permission the caller''s role must hold.';
-grant execute on function private.api_access_rules() to anon, authenticated, service_role;
+comment on function private.api_access_rule(text) is
+  'Who may call an api function: audience (anyone | signed_in_or_service | signed_in) and the permission the caller''s role must hold; null for a function without a rule.';
+grant execute on function private.api_access_rule(text) to anon, authenticated, service_role;
 
 -- private.authorize
 -- Purpose: the permission decision of an api call, before it reads anything: the first
 --          declaration of every api function, and the dispatchers' check before they answer
 --          from a body the API already holds.
--- Params:  function_name, the api function's name (its row in private.api_access_rules).
+-- Params:  function_name, the api function's name (its rule in private.api_access_rule).
 -- Returns: the caller's role (private.request_caller).
 -- Errors:  PT401 for credentials the API refuses, and for an anonymous caller outside the
 --          audience; PT403 for a service caller outside the audience or a role without the
@@ -248,14 +244,11 @@ set search_path = ''
 as $$
 declare
   caller constant text := private.request_caller();
-  rule record;
+  rule constant record := private.api_access_rule(authorize.function_name);
 begin
-  select r.audience, r.permission into rule
-  from private.api_access_rules() r
-  where r.function_name = authorize.function_name;
-  if not found then
+  if rule.audience is null then
     raise exception using errcode = 'XX000',
-      message = pg_catalog.format('api.%s has no access rule in private.api_access_rules', authorize.function_name);
+      message = pg_catalog.format('api.%s has no access rule in private.api_access_rule', authorize.function_name);
   end if;
   if caller is null then
     raise exception using errcode = 'PT401',
@@ -269,7 +262,7 @@ begin
     raise exception using errcode = 'PT403', message = 'Service callers cannot use this endpoint',
       detail = pg_catalog.jsonb_build_object('permission', rule.permission)::text;
   end if;
-  if not exists (select 1 from private.role_permissions() p where p.role = caller and p.permission = rule.permission) then
+  if not rule.permission = any(private.role_permissions(caller)) then
     raise exception using errcode = 'PT403', message = 'Missing permission ' || rule.permission,
       detail = pg_catalog.jsonb_build_object('permission', rule.permission)::text;
   end if;
@@ -277,5 +270,5 @@ begin
 end
 $$;
 comment on function private.authorize(text) is
-  'Refuses an api call its caller may not make (PT401 not signed in or token not accepted, PT403 forbidden), per private.api_access_rules and private.role_permissions; returns the caller''s role.';
+  'Refuses an api call its caller may not make (PT401 not signed in or token not accepted, PT403 forbidden), per private.api_access_rule and private.role_permissions; returns the caller''s role.';
 grant execute on function private.authorize(text) to anon, authenticated, service_role;

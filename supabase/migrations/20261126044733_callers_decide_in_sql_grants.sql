@@ -31,7 +31,7 @@ grant execute on function api.list_user_journeys(text,text) to anon, authenticat
 grant execute on function api.record_learning_event(uuid,text,timestamp with time zone,text) to anon, authenticated, service_role;
 grant execute on function api.resolve_snapshot(uuid) to anon, authenticated, service_role;
 grant execute on function api.search_content(text,text,text,integer,integer,uuid) to anon, authenticated, service_role;
-grant execute on function private.api_access_rules() to anon, authenticated, service_role;
+grant execute on function private.api_access_rule(text) to anon, authenticated, service_role;
 grant execute on function private.authorize(text) to anon, authenticated, service_role;
 grant execute on function private.begin_request(text,text,jsonb,text) to sparkpath_api;
 grant execute on function private.check_request() to anon, authenticated, service_role, sparkpath_api;
@@ -46,7 +46,7 @@ grant execute on function private.record_access_token(uuid,text) to sparkpath_ap
 grant execute on function private.refresh_session(text,text,integer,integer) to sparkpath_api;
 grant execute on function private.request_caller() to anon, authenticated, service_role;
 grant execute on function private.request_session_refused() to anon, authenticated, service_role;
-grant execute on function private.role_permissions() to anon, authenticated, service_role;
+grant execute on function private.role_permissions(text) to anon, authenticated, service_role;
 grant execute on function private.seal_refresh_successor(text,text) to sparkpath_api;
 grant execute on function private.sign_in(text,text,text,text,text,text,text,text,integer,integer,integer) to sparkpath_api;
 grant execute on function private.sign_out(jsonb) to sparkpath_api;

@@ -44,41 +44,34 @@ alter table "app"."service_auth_digest" validate constraint "service_auth_digest
 
 set check_function_bodies = off;
 
-CREATE OR REPLACE FUNCTION private.api_access_rules()
- RETURNS TABLE(function_name text, audience text, permission text)
- LANGUAGE sql
+CREATE OR REPLACE FUNCTION private.api_access_rule(function_name text, OUT audience text, OUT permission text)
+ RETURNS record
+ LANGUAGE plpgsql
  IMMUTABLE
  SET search_path TO ''
 AS $function$
-  values
-    ('get_metadata', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('list_difficulty_levels', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('resolve_snapshot', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('list_discovery_domains', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('list_discovery_trails', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('list_discovery_concepts', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('list_discovery_sparks', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('list_discovery_items', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('get_discovery_facets', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('browse_catalog', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('list_domains', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('get_domain', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('get_domain_trails', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('list_related_domains', 'anyone', 'READ_PUBLIC_CONTENT'),
-    ('list_snapshots', 'signed_in_or_service', 'READ_PUBLIC_CONTENT'),
-    ('get_current_snapshot', 'signed_in_or_service', 'READ_PUBLIC_CONTENT'),
-    ('get_snapshot', 'signed_in_or_service', 'READ_PUBLIC_CONTENT'),
-    ('search_content', 'signed_in_or_service', 'READ_PUBLIC_CONTENT'),
-    ('list_search_suggestions', 'signed_in_or_service', 'READ_PUBLIC_CONTENT'),
-    ('get_spark_graph', 'signed_in_or_service', 'READ_PUBLIC_CONTENT'),
-    ('list_spark_links', 'signed_in_or_service', 'READ_PUBLIC_CONTENT'),
-    ('get_learning_path', 'signed_in', 'READ_PUBLIC_CONTENT'),
-    ('list_user_journeys', 'signed_in', 'TRACK_PROGRESS'),
-    ('get_user_journey', 'signed_in', 'TRACK_PROGRESS'),
-    ('enroll_in_trail', 'signed_in', 'CREATE_JOURNEY'),
-    ('record_learning_event', 'signed_in', 'TRACK_PROGRESS'),
-    -- GET /auth/session never refuses: credentials it cannot accept read as "not signed in".
-    ('get_session', 'anyone', 'READ_PUBLIC_CONTENT')
+begin
+  case api_access_rule.function_name
+    when 'get_metadata', 'list_difficulty_levels', 'resolve_snapshot', 'list_discovery_domains',
+         'list_discovery_trails', 'list_discovery_concepts', 'list_discovery_sparks', 'list_discovery_items',
+         'get_discovery_facets', 'browse_catalog', 'list_domains', 'get_domain', 'get_domain_trails',
+         'list_related_domains',
+         -- GET /auth/session never refuses: credentials it cannot accept read as "not signed in".
+         'get_session' then
+      audience := 'anyone'; permission := 'READ_PUBLIC_CONTENT';
+    when 'list_snapshots', 'get_current_snapshot', 'get_snapshot', 'search_content', 'list_search_suggestions',
+         'get_spark_graph', 'list_spark_links' then
+      audience := 'signed_in_or_service'; permission := 'READ_PUBLIC_CONTENT';
+    when 'get_learning_path' then
+      audience := 'signed_in'; permission := 'READ_PUBLIC_CONTENT';
+    when 'list_user_journeys', 'get_user_journey', 'record_learning_event' then
+      audience := 'signed_in'; permission := 'TRACK_PROGRESS';
+    when 'enroll_in_trail' then
+      audience := 'signed_in'; permission := 'CREATE_JOURNEY';
+    else
+      null;
+  end case;
+end
 $function$
 ;
 
@@ -90,14 +83,11 @@ CREATE OR REPLACE FUNCTION private.authorize(function_name text)
 AS $function$
 declare
   caller constant text := private.request_caller();
-  rule record;
+  rule constant record := private.api_access_rule(authorize.function_name);
 begin
-  select r.audience, r.permission into rule
-  from private.api_access_rules() r
-  where r.function_name = authorize.function_name;
-  if not found then
+  if rule.audience is null then
     raise exception using errcode = 'XX000',
-      message = pg_catalog.format('api.%s has no access rule in private.api_access_rules', authorize.function_name);
+      message = pg_catalog.format('api.%s has no access rule in private.api_access_rule', authorize.function_name);
   end if;
   if caller is null then
     raise exception using errcode = 'PT401',
@@ -111,7 +101,7 @@ begin
     raise exception using errcode = 'PT403', message = 'Service callers cannot use this endpoint',
       detail = pg_catalog.jsonb_build_object('permission', rule.permission)::text;
   end if;
-  if not exists (select 1 from private.role_permissions() p where p.role = caller and p.permission = rule.permission) then
+  if not rule.permission = any(private.role_permissions(caller)) then
     raise exception using errcode = 'PT403', message = 'Missing permission ' || rule.permission,
       detail = pg_catalog.jsonb_build_object('permission', rule.permission)::text;
   end if;
@@ -282,26 +272,27 @@ end
 $function$
 ;
 
-CREATE OR REPLACE FUNCTION private.role_permissions()
- RETURNS TABLE(role text, permission text)
- LANGUAGE sql
+CREATE OR REPLACE FUNCTION private.role_permissions(role text)
+ RETURNS text[]
+ LANGUAGE plpgsql
  IMMUTABLE
  SET search_path TO ''
 AS $function$
-  select r.role, p.permission
-  from (values
-    ('ANONYMOUS', array['READ_PUBLIC_CONTENT']),
-    ('FREE_USER', array['READ_PUBLIC_CONTENT', 'READ_PREVIEW_CONTENT', 'TRACK_PROGRESS', 'CREATE_JOURNEY']),
-    ('PREMIUM_USER', array['READ_PUBLIC_CONTENT', 'READ_PREVIEW_CONTENT', 'TRACK_PROGRESS', 'CREATE_JOURNEY',
-                           'READ_FULL_CONTENT', 'READ_PREMIUM_CONTENT', 'UNLIMITED_SEARCH']),
-    ('ADMIN', array['READ_PUBLIC_CONTENT', 'READ_PREVIEW_CONTENT', 'READ_FULL_CONTENT', 'READ_PREMIUM_CONTENT',
-                    'UNLIMITED_SEARCH', 'BYPASS_RATE_LIMITS', 'TRACK_PROGRESS', 'CREATE_JOURNEY',
-                    'MANAGE_CONTENT', 'MANAGE_USERS']),
+begin
+  return case role_permissions.role
+    when 'ANONYMOUS' then array['READ_PUBLIC_CONTENT']
+    when 'FREE_USER' then array['READ_PUBLIC_CONTENT', 'READ_PREVIEW_CONTENT', 'TRACK_PROGRESS', 'CREATE_JOURNEY']
+    when 'PREMIUM_USER' then array['READ_PUBLIC_CONTENT', 'READ_PREVIEW_CONTENT', 'TRACK_PROGRESS', 'CREATE_JOURNEY',
+                                   'READ_FULL_CONTENT', 'READ_PREMIUM_CONTENT', 'UNLIMITED_SEARCH']
+    when 'ADMIN' then array['READ_PUBLIC_CONTENT', 'READ_PREVIEW_CONTENT', 'READ_FULL_CONTENT', 'READ_PREMIUM_CONTENT',
+                            'UNLIMITED_SEARCH', 'BYPASS_RATE_LIMITS', 'TRACK_PROGRESS', 'CREATE_JOURNEY',
+                            'MANAGE_CONTENT', 'MANAGE_USERS']
     -- Exactly the spec's grant: read everything, search freely, never write, never /me.
-    ('SERVICE', array['READ_PUBLIC_CONTENT', 'READ_PREVIEW_CONTENT', 'READ_FULL_CONTENT', 'READ_PREMIUM_CONTENT',
-                      'UNLIMITED_SEARCH', 'BYPASS_RATE_LIMITS'])
-  ) r(role, permissions)
-  cross join lateral pg_catalog.unnest(r.permissions) p(permission)
+    when 'SERVICE' then array['READ_PUBLIC_CONTENT', 'READ_PREVIEW_CONTENT', 'READ_FULL_CONTENT', 'READ_PREMIUM_CONTENT',
+                              'UNLIMITED_SEARCH', 'BYPASS_RATE_LIMITS']
+    else array[]::text[]
+  end;
+end
 $function$
 ;
 
@@ -2134,8 +2125,8 @@ comment on function api.record_learning_event(pg_catalog.uuid,pg_catalog.text,ti
 comment on function api.resolve_snapshot(pg_catalog.uuid) is 'Snapshot a catalog read uses and a cache version key. Params: snapshot_id (optional). Returns {snapshot_id, version}. Errors: PT404 unknown snapshot_id.';
 comment on function api.search_content(pg_catalog.text,pg_catalog.text,pg_catalog.text,integer,integer,pg_catalog.uuid) is 'Full-text search (english, accent-insensitive, typo-tolerant, title A > summary/description B) over sparks, concepts, trails, domains of a snapshot. Params: q, type, difficulty, page, per_page (max 50), snapshot_id. Returns {data:[{type,id,slug,title,summary,score}], meta (corrected_query when q was corrected), facets:{types,difficulties}}. Errors: 22023 invalid parameter, PT404 unknown snapshot.';
 comment on function private.access_token_digest(pg_catalog.jsonb) is 'SHA-256 (hex) of a token''s claims as canonical jsonb text, ids lower-cased: how a signed-out token without a session is recorded.';
-comment on function private.api_access_rules() is 'Who may call each api function: audience (anyone | signed_in_or_service | signed_in) and the permission the caller''s role must hold.';
-comment on function private.authorize(pg_catalog.text) is 'Refuses an api call its caller may not make (PT401 not signed in or token not accepted, PT403 forbidden), per private.api_access_rules and private.role_permissions; returns the caller''s role.';
+comment on function private.api_access_rule(pg_catalog.text) is 'Who may call an api function: audience (anyone | signed_in_or_service | signed_in) and the permission the caller''s role must hold; null for a function without a rule.';
+comment on function private.authorize(pg_catalog.text) is 'Refuses an api call its caller may not make (PT401 not signed in or token not accepted, PT403 forbidden), per private.api_access_rule and private.role_permissions; returns the caller''s role.';
 comment on function private.begin_request(pg_catalog.text,pg_catalog.text,pg_catalog.jsonb,pg_catalog.text) is 'The PostgREST request contract shared by the dispatchers: transaction-local claims and headers, private.check_request, then the request role. Executable only by the API login role.';
 comment on function private.check_request() is 'Refuses (PT401) a request whose token private.request_session_refused refuses, except /rpc/get_session. Called by the dispatchers; PostgREST''s db-pre-request hook.';
 comment on function private.dispatch(pg_catalog.text,pg_catalog.text,pg_catalog.text,pg_catalog.jsonb,pg_catalog.jsonb) is 'Runs one api function as the request role with transaction-local JWT claims and headers (the PostgREST contract, private.begin_request) in one statement. Executable only by the API login role.';
@@ -2145,7 +2136,7 @@ comment on function private.request_session_refused() is 'True when the request'
 comment on function private.require_current_content() is 'Trigger: a new enrollment''s trail, or a new learning event''s spark, must be in the current snapshot (PT404 otherwise).';
 comment on function private.require_user() is 'auth.uid() of the caller; raises PT401 (UNAUTHORIZED) when the request carries no user.';
 comment on function private.resolve_snapshot_id(pg_catalog.uuid) is 'Snapshot selection: explicit id (any status) -> current -> null (no filter). Raises PT404 for an unknown explicit id.';
-comment on function private.role_permissions() is 'The permission matrix: one row per (role, permission) the role holds.';
+comment on function private.role_permissions(pg_catalog.text) is 'The permission matrix: the permissions a role (ANONYMOUS, FREE_USER, PREMIUM_USER, ADMIN, SERVICE) holds.';
 comment on function private.set_service_auth_digest(pg_catalog.bytea) is 'Records the SHA-256 of SERVICE_AUTH_SECRET (null removes it). Owner only: run at API start-up and by npm run db:migrate.';
 comment on function private.sign_out(pg_catalog.jsonb) is 'Logout for any accepted token: ends its session here, or records the session-less token (claims digest) until it expires; writes identity.user_logged_out. PT401 when already signed out.';
 comment on table app.service_auth_digest is 'SHA-256 of SERVICE_AUTH_SECRET (one row, or none: no service access); X-Service-Auth is checked against it.';
