@@ -315,12 +315,38 @@ end
 $$;
 grant execute on function private.discovery_allocation(bigint,bigint[],integer[]) to anon, authenticated;
 
--- api.resolve_snapshot
+-- private.resolve_snapshot_version
 -- Purpose: the cheap first step of every cached catalog read: which snapshot a read would use,
 --          and a version key that changes whenever that answer could change.
 -- Params:  snapshot_id (uuid, optional).
 -- Returns: {snapshot_id: uuid|null, version: text}. version is the snapshot id, or, when no
 --          snapshot is published (no filter), a digest of every snapshot's id and status.
+-- Errors:  PT404 when an explicit snapshot_id names no snapshot.
+-- api.resolve_snapshot (the Data API's) and private.dispatch_snapshot_read (which has already
+-- authorized its call) both answer with it.
+create or replace function private.resolve_snapshot_version(snapshot_id uuid)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  sid uuid := private.resolve_snapshot_id(resolve_snapshot_version.snapshot_id);
+begin
+  return pg_catalog.jsonb_build_object(
+    'snapshot_id', sid,
+    'version', coalesce(sid::text, (
+      select 'all:' || pg_catalog.md5(coalesce(pg_catalog.string_agg(s.id::text || s.status, ',' order by s.id), ''))
+      from app.snapshots s)));
+end
+$$;
+comment on function private.resolve_snapshot_version(uuid) is
+  'Snapshot a catalog read uses and a cache version key: {snapshot_id, version}. PT404 for an unknown explicit snapshot_id.';
+grant execute on function private.resolve_snapshot_version(uuid) to anon, authenticated;
+
+-- api.resolve_snapshot: private.resolve_snapshot_version for any caller.
+-- Params:  snapshot_id (uuid, optional).
+-- Returns: {snapshot_id: uuid|null, version: text}.
 -- Errors:  PT404 when an explicit snapshot_id names no snapshot.
 create or replace function api.resolve_snapshot(snapshot_id uuid default null::uuid)
 returns jsonb
@@ -330,13 +356,8 @@ set search_path = ''
 as $$
 declare
   caller_role constant text := private.authorize('resolve_snapshot');
-  sid uuid := private.resolve_snapshot_id(resolve_snapshot.snapshot_id);
 begin
-  return pg_catalog.jsonb_build_object(
-    'snapshot_id', sid,
-    'version', coalesce(sid::text, (
-      select 'all:' || pg_catalog.md5(coalesce(pg_catalog.string_agg(s.id::text || s.status, ',' order by s.id), ''))
-      from app.snapshots s)));
+  return private.resolve_snapshot_version(resolve_snapshot.snapshot_id);
 end
 $$;
 comment on function api.resolve_snapshot(uuid) is

@@ -148,8 +148,8 @@ grant execute on function private.dispatch(text,text,text,jsonb,jsonb) to sparkp
 -- Purpose: one snapshot read in one statement: the request contract, the permission decision
 --          of the call (private.authorize, before anything else: a body the API holds is never
 --          given to a caller the function would refuse), the snapshot the read uses
---          (api.resolve_snapshot as the request role), and the content call pinned to that
---          snapshot unless the API already holds its body.
+--          (private.resolve_snapshot_version as the request role), and the content call pinned
+--          to that snapshot unless the API already holds its body.
 -- Params:  request_role, claims, call as for private.dispatch; args (jsonb; `call` reads
 --          args->'snapshot_id', which is replaced by the resolved id); held_versions (the
 --          snapshot versions whose body for this call the API or its client already holds);
@@ -178,7 +178,7 @@ begin
   perform private.begin_request(dispatch_snapshot_read.request_role, dispatch_snapshot_read.claims,
     dispatch_snapshot_read.headers, dispatch_snapshot_read.call);
   perform private.authorize(pg_catalog.substring(dispatch_snapshot_read.call, '^api\.([a-z_][a-z0-9_]*)\('));
-  resolved := api.resolve_snapshot((dispatch_snapshot_read.args ->> 'snapshot_id')::uuid);
+  resolved := private.resolve_snapshot_version((dispatch_snapshot_read.args ->> 'snapshot_id')::uuid);
   version := resolved ->> 'version';
   snapshot_id := (resolved ->> 'snapshot_id')::uuid;
   if version = any(dispatch_snapshot_read.held_versions) then

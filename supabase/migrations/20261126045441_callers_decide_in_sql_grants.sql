@@ -46,6 +46,7 @@ grant execute on function private.record_access_token(uuid,text) to sparkpath_ap
 grant execute on function private.refresh_session(text,text,integer,integer) to sparkpath_api;
 grant execute on function private.request_caller() to anon, authenticated, service_role;
 grant execute on function private.request_session_refused() to anon, authenticated, service_role;
+grant execute on function private.resolve_snapshot_version(uuid) to anon, authenticated;
 grant execute on function private.role_permissions(text) to anon, authenticated, service_role;
 grant execute on function private.seal_refresh_successor(text,text) to sparkpath_api;
 grant execute on function private.sign_in(text,text,text,text,text,text,text,text,integer,integer,integer) to sparkpath_api;

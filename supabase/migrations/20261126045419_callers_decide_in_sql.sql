@@ -157,7 +157,7 @@ begin
   perform private.begin_request(dispatch_snapshot_read.request_role, dispatch_snapshot_read.claims,
     dispatch_snapshot_read.headers, dispatch_snapshot_read.call);
   perform private.authorize(pg_catalog.substring(dispatch_snapshot_read.call, '^api\.([a-z_][a-z0-9_]*)\('));
-  resolved := api.resolve_snapshot((dispatch_snapshot_read.args ->> 'snapshot_id')::uuid);
+  resolved := private.resolve_snapshot_version((dispatch_snapshot_read.args ->> 'snapshot_id')::uuid);
   version := resolved ->> 'version';
   snapshot_id := (resolved ->> 'snapshot_id')::uuid;
   if version = any(dispatch_snapshot_read.held_versions) then
@@ -268,6 +268,24 @@ begin
       detail = pg_catalog.jsonb_build_object('spark_id', new.spark_id)::text;
   end if;
   return new;
+end
+$function$
+;
+
+CREATE OR REPLACE FUNCTION private.resolve_snapshot_version(snapshot_id uuid)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+AS $function$
+declare
+  sid uuid := private.resolve_snapshot_id(resolve_snapshot_version.snapshot_id);
+begin
+  return pg_catalog.jsonb_build_object(
+    'snapshot_id', sid,
+    'version', coalesce(sid::text, (
+      select 'all:' || pg_catalog.md5(coalesce(pg_catalog.string_agg(s.id::text || s.status, ',' order by s.id), ''))
+      from app.snapshots s)));
 end
 $function$
 ;
@@ -1561,13 +1579,8 @@ CREATE OR REPLACE FUNCTION api.resolve_snapshot(snapshot_id uuid DEFAULT NULL::u
 AS $function$
 declare
   caller_role constant text := private.authorize('resolve_snapshot');
-  sid uuid := private.resolve_snapshot_id(resolve_snapshot.snapshot_id);
 begin
-  return pg_catalog.jsonb_build_object(
-    'snapshot_id', sid,
-    'version', coalesce(sid::text, (
-      select 'all:' || pg_catalog.md5(coalesce(pg_catalog.string_agg(s.id::text || s.status, ',' order by s.id), ''))
-      from app.snapshots s)));
+  return private.resolve_snapshot_version(resolve_snapshot.snapshot_id);
 end
 $function$
 ;
@@ -2136,6 +2149,7 @@ comment on function private.request_session_refused() is 'True when the request'
 comment on function private.require_current_content() is 'Trigger: a new enrollment''s trail, or a new learning event''s spark, must be in the current snapshot (PT404 otherwise).';
 comment on function private.require_user() is 'auth.uid() of the caller; raises PT401 (UNAUTHORIZED) when the request carries no user.';
 comment on function private.resolve_snapshot_id(pg_catalog.uuid) is 'Snapshot selection: explicit id (any status) -> current -> null (no filter). Raises PT404 for an unknown explicit id.';
+comment on function private.resolve_snapshot_version(pg_catalog.uuid) is 'Snapshot a catalog read uses and a cache version key: {snapshot_id, version}. PT404 for an unknown explicit snapshot_id.';
 comment on function private.role_permissions(pg_catalog.text) is 'The permission matrix: the permissions a role (ANONYMOUS, FREE_USER, PREMIUM_USER, ADMIN, SERVICE) holds.';
 comment on function private.set_service_auth_digest(pg_catalog.bytea) is 'Records the SHA-256 of SERVICE_AUTH_SECRET (null removes it). Owner only: run at API start-up and by npm run db:migrate.';
 comment on function private.sign_out(pg_catalog.jsonb) is 'Logout for any accepted token: ends its session here, or records the session-less token (claims digest) until it expires; writes identity.user_logged_out. PT401 when already signed out.';
