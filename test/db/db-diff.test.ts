@@ -22,7 +22,9 @@ afterEach(async () => {
   await Promise.all(temps.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
-describe('npm run db:diff', () => {
+// Each diff builds two databases (every migration, every schema file) and runs migra: slower
+// than the default 30 s on a loaded machine.
+describe('npm run db:diff', { timeout: 120_000 }, () => {
   it('writes nothing when supabase/schemas and supabase/migrations agree', async () => {
     const { schemasDir, migrationsDir } = await copies();
     const before = await readdir(migrationsDir);

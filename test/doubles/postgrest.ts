@@ -5,6 +5,8 @@
  * Functions as RPC, Errors) against a real database, so the `api` schema can be tested as the
  * anon key exposes it:
  *
+ *   0. the schema: `Content-Profile` (POST) or `Accept-Profile` (GET), as supabase-js sends
+ *      them, must name the exposed schema (406 PGRST106 otherwise);
  *   1. the JWT: `Authorization: Bearer <jwt>`, else the `apikey` header's key (Supabase's
  *      gateway), verified HS256 with the project's JWT secret; its `role` claim is the request
  *      role (no JWT: the anonymous role, claims `{"role":"anon"}`). A bad token is 401 PGRST301.
@@ -131,6 +133,10 @@ export async function startPostgrest(options: PostgrestOptions): Promise<Postgre
     if (!match) return send(res, 404, { code: 'PGRST125', details: null, hint: null, message: 'Invalid path specified in request URL' });
     if (req.method !== 'GET' && req.method !== 'POST') {
       return send(res, 405, { code: 'PGRST101', details: null, hint: null, message: 'Only GET and POST verbs are allowed for functions' });
+    }
+    const profile = req.headers[req.method === 'GET' ? 'accept-profile' : 'content-profile'];
+    if (profile !== undefined && profile !== schema) {
+      return send(res, 406, { code: 'PGRST106', details: null, hint: `Only the following schemas are exposed: ${schema}`, message: `Invalid schema: ${String(profile)}` });
     }
     let caller;
     try {

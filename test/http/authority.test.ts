@@ -204,7 +204,8 @@ describe('who may call what: the HTTP API, its dispatcher and PostgREST agree', 
     const { rpc } = route.request(caller);
     const res = await fetch(`${door.url}/rest/v1/rpc/${rpc.fn}`, {
       method: 'POST',
-      headers: { ...caller.data, 'Content-Type': 'application/json' },
+      // As supabase-js sends an rpc of the `api` schema.
+      headers: { ...caller.data, 'Content-Type': 'application/json', 'Content-Profile': 'api' },
       body: JSON.stringify(rpc.args),
     });
     return { status: res.status, body: (await res.json()) as unknown };
@@ -244,6 +245,15 @@ describe('who may call what: the HTTP API, its dispatcher and PostgREST agree', 
       if (expected === 'ok' && route.method === 'GET') expect(data.body, `${name} as ${kind}`).toEqual(http.body);
     }
     expect(seen).toEqual(want);
+  });
+
+  it('the table reaches every api function: each is a route\'s, but resolve_snapshot, which answers anyone as the open catalog does', async () => {
+    const functions = await t.db.sql<{ name: string }[]>`select proname as name from pg_proc where pronamespace = 'api'::regnamespace`;
+    const routed = new Set<string>(Object.values(ROUTES).map((route) => route.request(callers.learner).rpc.fn));
+    expect(functions.map((f) => f.name).filter((name) => !routed.has(name))).toEqual(['resolve_snapshot']);
+    const resolve: Route = { audience: 'anyone', method: 'GET', request: () => ({ path: '', rpc: read('resolve_snapshot', {}) }) };
+    const seen = Object.fromEntries(await Promise.all(CALLERS.map(async (kind) => [kind, outcome((await viaPostgrest(resolve, callers[kind])).status)])));
+    expect(seen).toEqual(EXPECTED.anyone);
   });
 
   it('GET /auth/session reads a signed-out session, the service_role key and unknown claims as "not signed in", through both doors', async () => {
