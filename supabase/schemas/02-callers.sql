@@ -21,7 +21,8 @@
 -- and permission), and, as its first declaration (before anything reads a table or calls a helper),
 --   caller_role constant text := private.authorize('<function name>');
 -- supabase/tests/04-every-api-function-authorizes-its-caller.test.sql fails for a function that
--- lacks either.
+-- lacks either. Its refusals (PT401, PT403) are every function's; each function's comment lists
+-- only its own errors. docs/permissions.md has the whole picture.
 
 create schema if not exists app;
 create schema if not exists private;
@@ -35,7 +36,8 @@ grant usage on schema api to anon, authenticated, service_role;
 -- reach its private.authorize, which refuses service_role.
 grant usage on schema app to anon, authenticated, service_role;
 -- The request roles run private helpers from inside api functions; service_role only reaches
--- private.check_request (PostgREST's pre-request hook) and private.authorize, which refuses it.
+-- the request checks: private.check_request (PostgREST's pre-request hook), private.authorize
+-- (which refuses it) and private.request_caller (api.get_session asks it).
 grant usage on schema private to anon, authenticated, service_role;
 
 -- The API's login role, PostgREST's `authenticator` pattern: it logs in, holds no privilege on
