@@ -3,7 +3,7 @@
 -- X-Service-Auth header; private.authorize applies the function's rule (private.api_access_rule)
 -- and the permission matrix (private.role_permissions) before the function reads anything.
 begin;
-select plan(49);
+select plan(50);
 
 select tests.create_user('learner');
 select tests.create_user('pat', 'premium');
@@ -46,6 +46,11 @@ select is(
 select ok(
   (select bool_and(has_function_privilege(r, f.fn, 'execute')) from api_functions f, unnest(array['anon', 'authenticated', 'service_role']) r),
   'anon, authenticated and service_role may execute every api function (the function decides)');
+select is(
+  (select array_agg(p.oid::regprocedure::text order by 1) from pg_proc p
+   where p.pronamespace in ('api'::regnamespace, 'private'::regnamespace) and p.prosrc ~ $re$'(P0002|28[0-9A-Z]{3})'$re$),
+  null,
+  'no function raises P0002 or 28xxx, which PostgREST answers with 500 and 403 (PT404 and PT401 instead)');
 
 -- ---------------------------------------------------------------------------------------------
 -- The permission matrix
