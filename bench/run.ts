@@ -19,6 +19,7 @@ import postgres from 'postgres';
 import { decodeJwt } from 'jose';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.js';
 import { prepareDatabase } from '../src/db/database.js';
+import { apiLoginUrl } from '../src/db/login-role.js';
 import { freePort, withDatabase } from '../scripts/test-database.js';
 import { PgLogTap, lastDispatch, needsSimpleProtocol, r1Script, r2Script, unquote, type CapturedStatement, type R1Caller } from './capture.js';
 import { apiPoolSettings, requestKey, type ReplayStatement } from './passthrough.js';
@@ -250,6 +251,7 @@ async function startApi(databaseUrl: string): Promise<Api> {
     HOST: '127.0.0.1',
     PORT: String(port),
     DATABASE_URL: databaseUrl,
+    DATABASE_API_URL: apiLoginUrl(databaseUrl),
     LOG_LEVEL: 'warn',
     ...API_ENV,
   });
@@ -488,7 +490,7 @@ async function main() {
   const pgPid = postmasterPid(dataDir);
   const adminUrl = pg.adminUrl;
   const baseDbUrl = withDatabase(adminUrl, 'sparkpath');
-  await prepareDatabase(baseDbUrl, { seed: false });
+  await prepareDatabase(baseDbUrl, { seed: false, enableLocalApiLogin: true });
   const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined });
 
   const datasetSource = await loadDataset(baseDbUrl, 1);
@@ -597,7 +599,7 @@ async function main() {
     log('growth: loading the 10x dataset into a second database');
     await admin.unsafe('create database sparkpath_10x');
     const bigUrl = withDatabase(adminUrl, 'sparkpath_10x');
-    await prepareDatabase(bigUrl, { seed: false });
+    await prepareDatabase(bigUrl, { seed: false, enableLocalApiLogin: true });
     const bigSource = await loadDataset(bigUrl, 10);
     const bigCounts = await datasetCounts(bigUrl);
     api = await startApi(bigUrl);

@@ -4,6 +4,7 @@
  * returns an access and a refresh token.
  */
 import { loadConfig } from '../src/config.js';
+import { apiLoginUrl } from '../src/db/login-role.js';
 import { createDependencies } from '../src/deps.js';
 import type { BenchSession } from './fixtures.js';
 
@@ -15,7 +16,7 @@ export interface SessionMinter {
 export async function createSessionMinter(databaseUrl: string, env: Record<string, string>): Promise<SessionMinter | undefined> {
   const config = loadConfig({ ...env, NODE_ENV: 'test', DATABASE_URL: databaseUrl });
   // Another instance on the same database, composed as `npm start` composes it.
-  const deps = createDependencies(config, databaseUrl);
+  const deps = createDependencies(config, apiLoginUrl(databaseUrl));
   let counter = 0;
   return {
     async mint(count) {

@@ -73,7 +73,12 @@ export const configSchema = z
     PORT: integer(3000, 0, 65535),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
+    // The owner connection: migrations, the seed, the content CLI, start-up writes.
     DATABASE_URL: optionalText.pipe(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
+    // The API's own connections: the least-privilege login role (sparkpath_api), which can only
+    // become a request role. Unset: the embedded database's, or DATABASE_URL, which the server
+    // refuses in production (src/server.ts); the CLIs use the owner connection anyway.
+    DATABASE_API_URL: optionalText.pipe(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
     // A read replica (a streaming standby; on Supabase a read replica's connection string): reads
     // go there, writes and everything about sign-in never (docs/architecture.md, "Beyond one machine").
     DATABASE_READ_URL: optionalText.pipe(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
@@ -198,6 +203,9 @@ export const configSchema = z
       } catch {
         ctx.addIssue({ code: 'custom', path: ['JWT_SIGNING_KEY'], message: 'must be a P-256 (ES256) private key in PKCS#8 PEM' });
       }
+    }
+    if (env.DATABASE_API_URL && !env.DATABASE_URL) {
+      ctx.addIssue({ code: 'custom', path: ['DATABASE_API_URL'], message: 'needs DATABASE_URL too (the owner connection that migrates the database it names)' });
     }
     if (env.NODE_ENV === 'production' && !env.SUPABASE_JWT_SECRET && !env.JWT_JWKS_URL && !env.JWT_SIGNING_KEY && !env.SUPABASE_URL) {
       ctx.addIssue({ code: 'custom', path: ['SUPABASE_JWT_SECRET'], message: 'or JWT_JWKS_URL (or JWT_SIGNING_KEY, or SUPABASE_URL) is required when NODE_ENV=production' });

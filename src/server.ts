@@ -23,7 +23,19 @@ async function main() {
 
   // The server stops PostgreSQL itself, after in-flight requests are answered.
   const database = await openDatabase(config, (line) => logger.debug({ postgres: line }), { handleSignals: false });
-  const { applied, seeded } = await prepareDatabase(database.url, { seed: config.SEED_DEMO_CONTENT });
+  if (database.apiUrl === database.url) {
+    if (config.NODE_ENV === 'production') {
+      console.error('Invalid configuration: DATABASE_API_URL is required when NODE_ENV=production and DATABASE_URL is set (the API never connects as the owner role; docs/configuration.md)');
+      process.exit(1);
+    }
+    logger.warn('DATABASE_API_URL is not set: the API connects as the owner role of DATABASE_URL (refused in production; docs/configuration.md)');
+  }
+  // The owner connection migrates and records start-up facts; the API then connects as its login role.
+  const { applied, seeded } = await prepareDatabase(database.url, {
+    seed: config.SEED_DEMO_CONTENT,
+    serviceAuthSecret: config.SERVICE_AUTH_SECRET,
+    enableLocalApiLogin: database.embedded,
+  });
   logger.info({ embedded: database.embedded, migrations_applied: applied.length, demo_content_loaded: seeded }, 'database ready');
 
   // Development only: production must bring its own keys (a generated secret on disk would be
@@ -40,7 +52,7 @@ async function main() {
     logger.info({ issuer: devSignIn.client.issuer, callback: config.AUTH_CALLBACK_URL }, 'dev sign-in: a local OpenID provider is running (provider "dev")');
   }
 
-  const deps = createDependencies(config, database.url, { devSignIn: devSignIn?.client });
+  const deps = createDependencies(config, database.apiUrl, { devSignIn: devSignIn?.client });
   await reportConnection(deps, logger);
   const app = createApp({ ...deps, logger });
 

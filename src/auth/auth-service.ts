@@ -192,7 +192,7 @@ export function createAuthService(config: Config, store: SessionStore, providers
     /**
      * Signs out the token whose verified claims these are: its session here ends, or (a token
      * without one: another issuer's, or none named) the token is recorded and refused until it
-     * expires. 28000 (refused as 401) when it was already signed out.
+     * expires. PT401 (refused as 401) when it was already signed out.
      */
     async logout(claims: string) {
       await store.signOut(claims);

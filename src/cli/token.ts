@@ -49,10 +49,12 @@ if (values.plan && !SUBSCRIPTION_PLANS.some((plan) => plan === values.plan)) fai
 const database = await openDatabase(config);
 let deps: ReturnType<typeof createDependencies> | undefined;
 try {
-  await prepareDatabase(database.url, { seed: config.SEED_DEMO_CONTENT });
+  await prepareDatabase(database.url, { seed: config.SEED_DEMO_CONTENT, serviceAuthSecret: config.SERVICE_AUTH_SECRET, enableLocalApiLogin: database.embedded });
   if (!config.SUPABASE_JWT_SECRET && !config.JWT_JWKS_URL) {
     config = { ...config, SUPABASE_JWT_SECRET: await loadOrCreateDevJwtSecret(config.EMBEDDED_PG_DATA_DIR) };
   }
+  // An operator's tool, like the content CLI: the owner connection (setting a role and plan is
+  // not something the API's login role may do).
   deps = createDependencies(config, database.url);
   const { result, tokens } = await deps.auth.signIn(
     {

@@ -22,20 +22,21 @@ interface ApiFunction {
   reads: boolean;
 }
 
-const DISPATCH = 'select private.dispatch($1, $2, $3, $4::text::jsonb) as body';
-/** A read of a caller who wrote lately: on a replica, only once it has replayed those writes ($5). */
-const DISPATCH_FENCED = fenced(DISPATCH, 5);
+const DISPATCH = 'select private.dispatch($1, $2, $3, $4::text::jsonb, $5::text::jsonb) as body';
+/** A read of a caller who wrote lately: on a replica, only once it has replayed those writes ($6). */
+const DISPATCH_FENCED = fenced(DISPATCH, 6);
 /** A write also answers its transaction id (null if it wrote nothing), read after the call ran. */
 const DISPATCH_WRITE = `select d.body, pg_catalog.pg_current_xact_id_if_assigned()::text as xid from (${DISPATCH} offset 0) as d`;
-const SNAPSHOT_READ = 'select version, snapshot_id, body from private.dispatch_snapshot_read($1, $2, $3, $4::text::jsonb, $5::text[])';
+const SNAPSHOT_READ = 'select version, snapshot_id, body from private.dispatch_snapshot_read($1, $2, $3, $4::text::jsonb, $5::text[], $6::text::jsonb)';
 
 /**
  * The postgres.js adapter of the rpc port.
  *
- * One request is one statement: `select private.dispatch(role, claims, call, args)`. The
- * dispatcher sets `role` and `request.jwt.claims` transaction-locally, checks the caller's
- * session and runs the api function, so RLS sees exactly what PostgREST would give it, in one
- * round trip instead of four. A snapshot read is one statement too
+ * One request is one statement: `select private.dispatch(role, claims, call, args, headers)`.
+ * The dispatcher sets `role`, `request.jwt.claims` and `request.headers` transaction-locally,
+ * checks the caller's session and runs the api function, which decides whether its caller may
+ * call it, so the database sees exactly what PostgREST would give it, in one round trip instead
+ * of four. A snapshot read is one statement too
  * (private.dispatch_snapshot_read: the same, plus the snapshot resolution).
  * `call` is built here from introspected function and parameter names only; values travel in
  * `args` (jsonb) and are cast to each parameter's declared type inside the database.
@@ -87,7 +88,7 @@ export function createPostgresRpc({ pool, readPool, snapshotCache }: PostgresRpc
       const { call, reads, present } = await prepare(fn, args);
       // The args travel as text and are parsed by the server: handing postgres.js a string for
       // a jsonb parameter would encode it a second time (a jsonb string, not an object).
-      const params = [caller.role, caller.claims ?? '', call, JSON.stringify(present)];
+      const params = [caller.role, caller.claims ?? '', call, JSON.stringify(present), headersText(caller)];
       const subject = readPool ? subjectOf(caller) : undefined;
       if (reads) {
         const rows = await routing.read(subject, (db, fence) =>
@@ -107,7 +108,7 @@ export function createPostgresRpc({ pool, readPool, snapshotCache }: PostgresRpc
       const held = snapshotCache.heldFor(key);
       // snapshot_id is always part of the call: the database pins it to the resolved snapshot.
       const { call, reads, present } = await prepare(fn, { ...args, snapshot_id: (args as { snapshot_id?: string }).snapshot_id ?? null });
-      const params = [caller.role, caller.claims ?? '', call, JSON.stringify(present), [...new Set([...held.keys(), ...clientVersions])]];
+      const params = [caller.role, caller.claims ?? '', call, JSON.stringify(present), [...new Set([...held.keys(), ...clientVersions])], headersText(caller)];
       type Row = { version: string; snapshot_id: string | null; body: string | null };
       const statement = (db: postgres.Sql) => db.unsafe<Row[]>(SNAPSHOT_READ, params, { prepare: true });
       // Snapshot content is written only by a promote, never by the caller: no fence needed.
@@ -142,6 +143,9 @@ async function introspect(sql: postgres.Sql): Promise<Map<string, ApiFunction>> 
   }
   return functions;
 }
+
+/** The caller's forwarded headers as JSON text (the dispatcher's request.headers), or null. */
+const headersText = (caller: DbCaller) => (caller.headers ? JSON.stringify(caller.headers) : null);
 
 function castArgument(key: string, type: string): string {
   const field = quoteLiteral(key);

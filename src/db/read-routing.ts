@@ -10,7 +10,7 @@ import type { DatabasePool } from './pool.js';
  * - A read goes to the replica first. The primary answers it instead when the replica cannot
  *   answer for sure: it is unreachable (its pool's circuit is open: the answer is immediate),
  *   it cancelled the statement for a conflict with recovery (40001), or it answered "no such
- *   session" (28000) or "not found" (P0002), which on a replica may only be its lag: a session
+ *   session" (PT401) or "not found" (PT404), which on a replica may only be its lag: a session
  *   created by a sign-in a moment ago, a journey just started, a snapshot just promoted. So a
  *   refusal always has the primary's word, whichever instance served the write.
  * - Read your own writes: after a caller's write this instance keeps the write's transaction id
@@ -38,7 +38,7 @@ export const MAX_FENCED_CALLERS = 50_000;
 const MAX_FENCES_PER_CALLER = 8;
 
 /** SQLSTATEs after which the primary answers a read the replica could not answer for sure. */
-const ASK_THE_PRIMARY = new Set(['40001', '28000', 'P0002']);
+const ASK_THE_PRIMARY = new Set(['40001', 'PT401', 'PT404']);
 
 export function createReadRouting(primary: DatabasePool, replica: DatabasePool | undefined, now: () => number = Date.now): ReadRouting {
   const fences = new Map<string, { xids: string[]; expiresAt: number }>();

@@ -6,11 +6,17 @@ import type { Database } from './database.types.js';
  * Handlers never see SQL; the adapter decides how the call travels (see postgres-rpc.ts).
  */
 
-/** The request role and verified JWT claims, forwarded the way PostgREST forwards them. */
+/** The request role, verified JWT claims and request headers, forwarded the way PostgREST forwards them. */
 export interface DbCaller {
   role: 'anon' | 'authenticated';
   /** The verified JWT payload as JSON text, or null for anonymous and service callers. */
   claims: string | null;
+  /**
+   * Request headers the database reads, lower-case names, as PostgREST's `request.headers`:
+   * `x-service-auth` for a service caller, which the database checks again itself
+   * (private.request_caller).
+   */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** The exposed api functions, their named arguments and return types, from `npm run db:types`. */

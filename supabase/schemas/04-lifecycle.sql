@@ -523,7 +523,7 @@ $$;
 -- Params:  snapshot_id; import_id (optional): when given, it must be the import that created
 --          the snapshot.
 -- Returns: {snapshot_id, status: 'published', previous_snapshot_id}.
--- Errors:  P0002 unknown snapshot or import; 22023 the import did not create that snapshot, or
+-- Errors:  PT404 unknown snapshot or import; 22023 the import did not create that snapshot, or
 --          the snapshot is not a draft (already current, or archived: use rollback).
 create or replace function private.promote_snapshot(snapshot_id uuid, import_id uuid default null::uuid)
 returns jsonb
@@ -540,7 +540,7 @@ begin
   if promote_snapshot.import_id is not null then
     select ci.snapshot_id into imported from app.content_imports ci where ci.id = promote_snapshot.import_id;
     if not found then
-      raise exception using errcode = 'P0002', message = 'import not found',
+      raise exception using errcode = 'PT404', message = 'import not found',
         detail = pg_catalog.jsonb_build_object('import_id', promote_snapshot.import_id)::text;
     end if;
     if imported is distinct from promote_snapshot.snapshot_id then
@@ -552,7 +552,7 @@ begin
 
   select s.* into target from app.snapshots s where s.id = promote_snapshot.snapshot_id for update;
   if not found then
-    raise exception using errcode = 'P0002', message = 'snapshot not found',
+    raise exception using errcode = 'PT404', message = 'snapshot not found',
       detail = pg_catalog.jsonb_build_object('snapshot_id', promote_snapshot.snapshot_id)::text;
   end if;
   if target.status = 'published' then
@@ -576,7 +576,7 @@ comment on function private.promote_snapshot(uuid,uuid) is
 -- Params:  snapshot_id, or null for "the previous one": the current snapshot's parent when it
 --          is archived, else the most recently published archived snapshot.
 -- Returns: {snapshot_id, status: 'published', previous_snapshot_id}.
--- Errors:  P0002 unknown snapshot (or nothing to roll back to); 22023 not archived.
+-- Errors:  PT404 unknown snapshot (or nothing to roll back to); 22023 not archived.
 create or replace function private.rollback_snapshot(snapshot_id uuid default null::uuid)
 returns jsonb
 language plpgsql
@@ -598,13 +598,13 @@ begin
       order by s.published_at desc nulls last, s.created_at desc limit 1;
     end if;
     if chosen is null then
-      raise exception using errcode = 'P0002', message = 'there is no archived snapshot to roll back to';
+      raise exception using errcode = 'PT404', message = 'there is no archived snapshot to roll back to';
     end if;
   end if;
 
   select s.* into target from app.snapshots s where s.id = chosen for update;
   if not found then
-    raise exception using errcode = 'P0002', message = 'snapshot not found',
+    raise exception using errcode = 'PT404', message = 'snapshot not found',
       detail = pg_catalog.jsonb_build_object('snapshot_id', chosen)::text;
   end if;
   if target.status <> 'archived' then

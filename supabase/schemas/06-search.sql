@@ -285,7 +285,7 @@ grant execute on function private.suggest_title_prefix_list(uuid, text, integer,
 --          last, for q of 4+ characters, trigram matches (word similarity >= 0.5). Each tier is
 --          computed only when the earlier ones leave room, so a common prefix costs an index walk
 --          of `limit` rows.
--- Errors:  22023 q shorter than 2 characters or limit_count out of range; P0002 unknown snapshot_id.
+-- Errors:  22023 q shorter than 2 characters or limit_count out of range; PT404 unknown snapshot_id.
 create or replace function api.list_search_suggestions(q text, limit_count integer default 5, snapshot_id uuid default null::uuid)
 returns jsonb
 language plpgsql
@@ -293,6 +293,7 @@ stable
 set search_path = ''
 as $$
 declare
+  caller_role constant text := private.authorize('list_search_suggestions');
   normalized text := pg_catalog.btrim(private.search_normalize(list_search_suggestions.q));
   snapshot uuid;
   corrected text;
@@ -342,8 +343,8 @@ begin
 end
 $$;
 comment on function api.list_search_suggestions(text, integer, uuid) is
-  'Autocomplete. Params: q (min 2 chars), limit_count (1..20, default 5), snapshot_id. Returns {suggestions:[{text,type}], meta:{corrected_query} when typo-corrected suggestions are included}: title prefixes (index walk), word prefixes, the same for the typo-corrected text, then trigram matches (q of 4+ chars); de-duplicated. Errors: 22023 invalid q/limit, P0002 unknown snapshot.';
-grant execute on function api.list_search_suggestions(text, integer, uuid) to anon, authenticated;
+  'Autocomplete. Params: q (min 2 chars), limit_count (1..20, default 5), snapshot_id. Returns {suggestions:[{text,type}], meta:{corrected_query} when typo-corrected suggestions are included}: title prefixes (index walk), word prefixes, the same for the typo-corrected text, then trigram matches (q of 4+ chars); de-duplicated. Errors: 22023 invalid q/limit, PT404 unknown snapshot.';
+grant execute on function api.list_search_suggestions(text, integer, uuid) to anon, authenticated, service_role;
 
 create table app.search_lexeme_counts (
   snapshot_id uuid not null references app.snapshots (id) on delete cascade,
@@ -1080,7 +1081,7 @@ grant execute on function private.search_page_rows(text[],uuid[],uuid[],tsquery,
 --          difficulty filter. meta.corrected_query (normalised text) is present when typo
 --          correction replaced words of q. When neither q nor its correction matches, titles
 --          are matched by trigram word similarity instead and score is that similarity.
--- Errors:  22023 invalid q, type, difficulty, page or per_page; P0002 unknown snapshot_id.
+-- Errors:  22023 invalid q, type, difficulty, page or per_page; PT404 unknown snapshot_id.
 create or replace function api.search_content(q text, type text default null::text, difficulty text default null::text, page integer default 1, per_page integer default 20, snapshot_id uuid default null::uuid)
 returns jsonb
 language plpgsql
@@ -1088,6 +1089,7 @@ stable
 set search_path = ''
 as $$
 declare
+  caller_role constant text := private.authorize('search_content');
   rank_cap constant integer := 1000;
   normalized text := pg_catalog.btrim(private.search_normalize(search_content.q));
   snapshot uuid;
@@ -1305,5 +1307,5 @@ begin
 end
 $$;
 comment on function api.search_content(text, text, text, integer, integer, uuid) is
-  'Full-text search (english, accent-insensitive, typo-tolerant, title A > summary/description B) over sparks, concepts, trails, domains of a snapshot. Params: q, type, difficulty, page, per_page (max 50), snapshot_id. Returns {data:[{type,id,slug,title,summary,score}], meta (corrected_query when q was corrected), facets:{types,difficulties}}. Errors: 22023 invalid parameter, P0002 unknown snapshot.';
-grant execute on function api.search_content(text, text, text, integer, integer, uuid) to anon, authenticated;
+  'Full-text search (english, accent-insensitive, typo-tolerant, title A > summary/description B) over sparks, concepts, trails, domains of a snapshot. Params: q, type, difficulty, page, per_page (max 50), snapshot_id. Returns {data:[{type,id,slug,title,summary,score}], meta (corrected_query when q was corrected), facets:{types,difficulties}}. Errors: 22023 invalid parameter, PT404 unknown snapshot.';
+grant execute on function api.search_content(text, text, text, integer, integer, uuid) to anon, authenticated, service_role;

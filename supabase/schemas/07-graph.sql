@@ -32,7 +32,7 @@ grant execute on function private.find_spark(text,uuid) to anon, authenticated;
 --          meta: {total,page,per_page,total_pages,has_next,has_prev}}, ordered by source title,
 --          target title, type, then ids.
 -- Errors:  22023 invalid type, direction (or direction without spark), page or per_page;
---          P0002 unknown spark or snapshot_id.
+--          PT404 unknown spark or snapshot_id.
 create or replace function api.list_spark_links(spark text default null::text, type text default null::text, direction text default null::text, page integer default 1, per_page integer default 20, snapshot_id uuid default null::uuid)
 returns jsonb
 language plpgsql
@@ -40,6 +40,7 @@ stable
 set search_path = ''
 as $$
 declare
+  caller_role constant text := private.authorize('list_spark_links');
   snapshot uuid;
   anchor_snapshot uuid;
   anchor uuid;
@@ -64,7 +65,7 @@ begin
   if list_spark_links.spark is not null then
     select f.snapshot_id, f.id into anchor_snapshot, anchor from private.find_spark(list_spark_links.spark, snapshot) f;
     if anchor is null then
-      raise exception using errcode = 'P0002', message = 'spark not found',
+      raise exception using errcode = 'PT404', message = 'spark not found',
         detail = pg_catalog.jsonb_build_object('spark', list_spark_links.spark)::text;
     end if;
     snapshot := anchor_snapshot;
@@ -122,8 +123,8 @@ begin
 end
 $$;
 comment on function api.list_spark_links(text,text,text,integer,integer,uuid) is
-  'Paginated spark relationships. Params: spark (slug), type (prerequisite|related|extends), direction (outgoing|incoming|both, needs spark), page, per_page (max 100), snapshot_id. Returns {data:[{source:{id,slug,title},target:{id,slug,title},type,weight}], meta}. Errors: 22023 invalid parameter, P0002 unknown spark/snapshot.';
-grant execute on function api.list_spark_links(text,text,text,integer,integer,uuid) to anon, authenticated;
+  'Paginated spark relationships. Params: spark (slug), type (prerequisite|related|extends), direction (outgoing|incoming|both, needs spark), page, per_page (max 100), snapshot_id. Returns {data:[{source:{id,slug,title},target:{id,slug,title},type,weight}], meta}. Errors: 22023 invalid parameter, PT404 unknown spark/snapshot.';
+grant execute on function api.list_spark_links(text,text,text,integer,integer,uuid) to anon, authenticated, service_role;
 
 create table app.spark_rounds (
   snapshot_id uuid not null references app.snapshots (id) on delete cascade,
@@ -607,7 +608,7 @@ grant execute on function private.compute_spark_rounds(uuid,uuid[]) to anon, aut
 --          from the root (root 0); each node appears once; nodes ordered by depth, title, id.
 --          edges are every prerequisite link whose two ends are both returned nodes, ordered by
 --          source, target. Safe on cyclic data (private.walk_spark_graph).
--- Errors:  22023 invalid direction or max_depth; P0002 unknown slug or snapshot_id.
+-- Errors:  22023 invalid direction or max_depth; PT404 unknown slug or snapshot_id.
 create or replace function api.get_spark_graph(slug text, direction text default 'ancestors'::text, max_depth integer default 3, snapshot_id uuid default null::uuid)
 returns json
 language plpgsql
@@ -615,6 +616,7 @@ stable
 set search_path = ''
 as $$
 declare
+  caller_role constant text := private.authorize('get_spark_graph');
   root record;
   result json;
 begin
@@ -629,7 +631,7 @@ begin
   select f.snapshot_id, f.id into root
   from private.find_spark(get_spark_graph.slug, private.resolve_snapshot_id(get_spark_graph.snapshot_id)) f;
   if root.id is null then
-    raise exception using errcode = 'P0002', message = 'spark not found',
+    raise exception using errcode = 'PT404', message = 'spark not found',
       detail = pg_catalog.jsonb_build_object('slug', get_spark_graph.slug)::text;
   end if;
 
@@ -663,8 +665,8 @@ begin
 end
 $$;
 comment on function api.get_spark_graph(text,text,integer,uuid) is
-  'Prerequisite subgraph around a spark. Params: slug, direction (ancestors|descendants|both, default ancestors), max_depth (0..10, default 3), snapshot_id. Returns {root_id, direction, max_depth, nodes:[{id,slug,title,depth}], edges:[{source,target,weight,type}]}. Errors: 22023 invalid direction/max_depth, P0002 unknown slug/snapshot.';
-grant execute on function api.get_spark_graph(text,text,integer,uuid) to anon, authenticated;
+  'Prerequisite subgraph around a spark. Params: slug, direction (ancestors|descendants|both, default ancestors), max_depth (0..10, default 3), snapshot_id. Returns {root_id, direction, max_depth, nodes:[{id,slug,title,depth}], edges:[{source,target,weight,type}]}. Errors: 22023 invalid direction/max_depth, PT404 unknown slug/snapshot.';
+grant execute on function api.get_spark_graph(text,text,integer,uuid) to anon, authenticated, service_role;
 
 -- api.get_learning_path
 -- Purpose: what to study, in order, to reach a target spark.
@@ -678,7 +680,7 @@ grant execute on function api.get_spark_graph(text,text,integer,uuid) to anon, a
 --          had a cycle (imports reject them) the call still ends; its members go last.
 --          total_mins sums the returned steps; skipped_count counts the sparks left out.
 --          Rounds come from app.spark_rounds when the import stored them, else are computed.
--- Errors:  P0002 unknown target or snapshot_id.
+-- Errors:  PT404 unknown target or snapshot_id.
 create or replace function api.get_learning_path(target text, skip_mastered boolean default true, snapshot_id uuid default null::uuid)
 returns json
 language plpgsql
@@ -686,6 +688,7 @@ stable
 set search_path = ''
 as $$
 declare
+  caller_role constant text := private.authorize('get_learning_path');
   root record;
   ids uuid[];
   rounds integer[];
@@ -699,7 +702,7 @@ begin
   select f.snapshot_id, f.id into root
   from private.find_spark(get_learning_path.target, private.resolve_snapshot_id(get_learning_path.snapshot_id)) f;
   if root.id is null then
-    raise exception using errcode = 'P0002', message = 'spark not found',
+    raise exception using errcode = 'PT404', message = 'spark not found',
       detail = pg_catalog.jsonb_build_object('target', get_learning_path.target)::text;
   end if;
 
@@ -738,5 +741,5 @@ begin
 end
 $$;
 comment on function api.get_learning_path(text,boolean,uuid) is
-  'Learning path to a target spark: all prerequisite ancestors plus the target, prerequisites first (Kahn rounds, then lower(title), then id). Params: target, skip_mastered (default true), snapshot_id. Returns {target_id, path:[{slug,title,estimated_mins}], total_mins, skipped_count}. Errors: P0002 unknown target/snapshot.';
-grant execute on function api.get_learning_path(text,boolean,uuid) to anon, authenticated;
+  'Learning path to a target spark: all prerequisite ancestors plus the target, prerequisites first (Kahn rounds, then lower(title), then id). Params: target, skip_mastered (default true), snapshot_id. Returns {target_id, path:[{slug,title,estimated_mins}], total_mins, skipped_count}. Errors: PT404 unknown target/snapshot.';
+grant execute on function api.get_learning_path(text,boolean,uuid) to anon, authenticated, service_role;

@@ -84,7 +84,7 @@ describe('read routing', () => {
   });
 
   it('the primary answers when the replica is unreachable, in conflict with recovery, or refuses the session or finds nothing', async () => {
-    for (const failure of [Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }), sqlError('40001'), sqlError('28000'), sqlError('P0002')]) {
+    for (const failure of [Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }), sqlError('40001'), sqlError('PT401'), sqlError('PT404')]) {
       const seen: Seen[] = [];
       const routing = createReadRouting(fakePool('primary'), fakePool('replica', () => failure));
       expect(await routing.read(undefined, statement(seen))).toEqual([{ server: 'primary' }]);

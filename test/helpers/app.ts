@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import { createApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createDependencies, type Dependencies } from '../../src/deps.js';
+import { apiLoginUrl, writeServiceAuthDigest } from '../../src/db/login-role.js';
 import type { Rpc } from '../../src/db/rpc.js';
 import { createLogger } from '../../src/logger.js';
 import { createContractChecker } from './contract.js';
@@ -28,7 +29,10 @@ function checkContracts(app: ReturnType<typeof createApp>) {
 
 export interface TestApp {
   app: ReturnType<typeof createApp>;
+  /** `db.url` is the owner connection (fixtures, assertions); the app connects with `apiUrl`. */
   db: TestDatabase;
+  /** The API's least-privilege login role on this database (DATABASE_API_URL). */
+  apiUrl: string;
   config: Config;
   /** What the app was built from, exactly as `npm start` builds it. */
   deps: Dependencies;
@@ -53,24 +57,29 @@ export async function createTestApp(
   { database, ...options }: { database?: TestDatabase } & Parameters<typeof createDependencies>[2] = {},
 ): Promise<TestApp> {
   const db = database ?? (await createTestDatabase());
+  const apiUrl = apiLoginUrl(db.url);
   const config = loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'info',
     SUPABASE_JWT_SECRET: TEST_JWT_SECRET,
     SERVICE_AUTH_SECRET: TEST_SERVICE_SECRET,
     DATABASE_URL: db.url,
+    DATABASE_API_URL: apiUrl,
     RATE_LIMIT_ANONYMOUS: '100000',
     RATE_LIMIT_FREE_USER: '100000',
     RATE_LIMIT_PREMIUM_USER: '100000',
     ...env,
   });
+  // What `npm start` does with the owner connection before it serves (src/db/database.ts).
+  await writeServiceAuthDigest(db.url, config.SERVICE_AUTH_SECRET);
   const { logs, sink } = collectLogs();
-  const deps = createDependencies(config, db.url, options);
+  const deps = createDependencies(config, apiUrl, options);
   const app = createApp({ ...deps, logger: createLogger(config.LOG_LEVEL, sink) });
   checkContracts(app);
   return {
     app,
     db,
+    apiUrl,
     config,
     deps,
     logs,

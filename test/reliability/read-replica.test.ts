@@ -4,6 +4,7 @@ import type postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSessionMinter, type SessionMinter } from '../../bench/sessions.js';
 import { startStandby, type Standby } from '../../scripts/standby.js';
+import { apiLoginUrl } from '../../src/db/login-role.js';
 import { JWT_SECRET, SERVICE_SECRET, runLoad, sleep, startApi, startPostgres, superuser, timedRequest, type Api, type Postgres } from './harness.js';
 import { prepareWorkload, userToken } from './workload.js';
 
@@ -28,7 +29,8 @@ describe('a read replica (DATABASE_READ_URL)', () => {
     standby = await startStandby({ primaryAdminUrl: pg.adminUrl, primaryDataDir: pg.dataDir, dataDir: path.join(path.dirname(pg.dataDir), 'standby') });
     primary = superuser(pg.url);
     replica = superuser(standby.url('sparkpath'));
-    api = await startApi({ DATABASE_URL: pg.url, DATABASE_READ_URL: standby.url('sparkpath') });
+    // The API's login role on both servers (the standby replays the role from the primary).
+    api = await startApi({ DATABASE_URL: pg.url, DATABASE_API_URL: pg.apiUrl, DATABASE_READ_URL: apiLoginUrl(standby.url('sparkpath')) });
     reader = await userToken(randomUUID());
     minter = await createSessionMinter(pg.url, { SUPABASE_JWT_SECRET: JWT_SECRET, SERVICE_AUTH_SECRET: SERVICE_SECRET });
   });

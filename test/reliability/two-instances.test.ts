@@ -23,7 +23,7 @@ describe('two API instances on one database', () => {
 
   beforeAll(async () => {
     pg = await startPostgres();
-    const env = { DATABASE_URL: pg.url, RATE_LIMIT_STORE: 'postgres', RATE_LIMIT_FREE_USER: String(FREE_USER_BUDGET) };
+    const env = { DATABASE_URL: pg.url, DATABASE_API_URL: pg.apiUrl, RATE_LIMIT_STORE: 'postgres', RATE_LIMIT_FREE_USER: String(FREE_USER_BUDGET) };
     [a, b] = await Promise.all([startApi(env), startApi(env)]);
     minter = await createSessionMinter(pg.url, { SUPABASE_JWT_SECRET: JWT_SECRET, SERVICE_AUTH_SECRET: SERVICE_SECRET });
   });
