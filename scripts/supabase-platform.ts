@@ -23,6 +23,10 @@ const PLATFORM_SCHEMAS = ['auth', 'extensions', 'public'];
 export const PERMITTED_PLATFORM_CHANGES = [
   /^\+ extension (pg_trgm|unaccent)\textensions$/,
   /^\+ role setting authenticator\tpgrst\.db_pre_request=private\.check_request$/,
+  // The API's own login role (supabase/schemas/02-callers.sql): created without LOGIN, a member of
+  // the two request roles and nothing else.
+  /^\+ role sparkpath_api\tf f f f f f f -1$/,
+  /^\+ role member sparkpath_api\t(anon|authenticated)$/,
 ];
 
 export interface SupabaseShaped {

@@ -24,6 +24,7 @@ import { committedDatabaseTypes, generateDatabaseTypes } from './db-types.js';
 import { ensureChromium } from './chromium.js';
 import { ensurePgbouncer } from './pgbouncer.js';
 import { ensurePgtap } from './pgtap.js';
+import { enableLocalApiLogin } from '../src/db/login-role.js';
 import { migrate } from '../src/db/migrate.js';
 import { DEBIAN_15, embedded17, embedded18, startPostgres } from './postgres-servers.js';
 import { buildFromSchemas, catalogDifferences, diffDatabases, dropDatabase, lineDifferences } from './schema-catalog.js';
@@ -83,6 +84,8 @@ try {
   const schemasDb = 'sparkpath_schemas';
   try {
     const schemasUrl = await buildFromSchemas(cluster.adminUrl, schemasDb);
+    // The template is a local development database (src/db/login-role.ts): so is this one.
+    await enableLocalApiLogin(schemasUrl);
     const differences = await catalogDifferences(cluster.templateUrl, schemasUrl);
     const statements = await diffDatabases(cluster.templateUrl, schemasUrl);
     for (const line of differences.slice(0, 50)) console.log(line.slice(0, 400));

@@ -27,11 +27,17 @@ export function apiLoginUrl(ownerUrl: string, password = LOCAL_API_LOGIN_PASSWOR
   return url.toString();
 }
 
-/** Lets the login role log in with LOCAL_API_LOGIN_PASSWORD (owner connection; a local server only). */
+/**
+ * A local development database (the embedded one, test clusters; owner connection): the login
+ * role logs in with LOCAL_API_LOGIN_PASSWORD, and may set a user's role and plan, which the
+ * local dev provider's demo learners (admin, premium) need at sign-in. No migration grants the
+ * latter: on any other database only the owner (the token CLI) sets them.
+ */
 export async function enableLocalApiLogin(ownerUrl: string): Promise<void> {
   const sql = postgres(ownerUrl, { max: 1, onnotice: () => undefined });
   try {
     await sql.unsafe(`alter role ${API_LOGIN_ROLE} with login password '${LOCAL_API_LOGIN_PASSWORD}'`);
+    await sql.unsafe(`grant execute on function private.set_user_access(uuid, text, text) to ${API_LOGIN_ROLE}`);
   } finally {
     await sql.end();
   }

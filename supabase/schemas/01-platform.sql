@@ -4,7 +4,9 @@
 -- belongs to another owner, so every step is guarded: there this file only enables pg_trgm and
 -- unaccent in `extensions` (search needs them), and the migrations change no default privilege
 -- and no object of Supabase's but for registering the pre-request hook on authenticator
--- (10-dispatch.sql); `npm test` proves it on a Supabase-shaped database. This file comes first:
+-- (10-dispatch.sql); they add the API's own login role (02-callers.sql) and the profile trigger
+-- on auth.users (11-supabase-auth.sql); `npm test` proves it on a Supabase-shaped database
+-- (scripts/supabase-platform.ts lists what may change). This file comes first:
 -- everything else grants to these roles and calls these helpers.
 -- PostgREST's request roles. nologin: only the API's login role switches into them.
 do $$
@@ -26,8 +28,8 @@ begin
 end
 $$;
 
--- The login role that runs migrations is the one the API connects with; it must be able to
--- `set role` into the request roles (PostgREST's authenticator does the same).
+-- The role that runs the migrations (the owner) can `set role` into the request roles, so that a
+-- DBA or pgTAP can act as a caller; the API itself connects as sparkpath_api (02-callers.sql).
 do $$
 declare
   request_role text;

@@ -604,10 +604,13 @@ comment on function private.set_user_access(uuid,text,text) is 'Sets a user''s r
 -- Errors:  none; it never refuses. (plpgsql, so an anonymous caller returns before any table it
 --          may not read is planned.)
 -- ---------------------------------------------------------------------------------------------
+-- volatile, though it only reads: whether a session is live is asked of the primary, never of a
+-- read replica that may not have replayed a sign-in or logout of a moment ago (the API routes
+-- only stable and immutable calls to a replica; docs/architecture.md, "Read replicas").
 create or replace function api.get_session()
 returns jsonb
 language plpgsql
-stable
+volatile
 security invoker
 set search_path = ''
 as $$
