@@ -27,6 +27,8 @@ export const PERMITTED_PLATFORM_CHANGES = [
   // the two request roles and nothing else.
   /^\+ role sparkpath_api\tf f f f f f f -1$/,
   /^\+ role member sparkpath_api\t(anon|authenticated)$/,
+  // From PostgreSQL 16 the role that creates a role administers it.
+  /^\+ role member postgres\tsparkpath_api with admin option$/,
 ];
 
 export interface SupabaseShaped {
