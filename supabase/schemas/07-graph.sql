@@ -350,6 +350,9 @@ declare
   snaps uuid[];
   ids uuid[];
 begin
+  if tg_op = 'INSERT' and private.content_derivation_deferred() then
+    return null;
+  end if;
   if tg_op = 'TRUNCATE' then
     delete from app.spark_graph_nodes;
     return null;
@@ -399,6 +402,9 @@ declare
   snaps uuid[];
   ids uuid[];
 begin
+  if tg_op = 'INSERT' and private.content_derivation_deferred() then
+    return null;
+  end if;
   if tg_op = 'TRUNCATE' then
     select pg_catalog.array_agg(g.snapshot_id), pg_catalog.array_agg(g.spark_id) into snaps, ids
     from app.spark_graph_nodes g
