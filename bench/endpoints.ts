@@ -90,20 +90,39 @@ const caller = (f: Fixtures, i: number) => (i % 4 === 3 || f.learners.length ===
 /** Who asks where the route needs a signed-in caller (search, graph, snapshots): a learner. */
 const signedIn = (f: Fixtures, i: number) => (f.learners.length ? bearer(learner(f, i)!.token) : undefined);
 
-/** Search text from the dataset's vocabulary: one or two words, one query in three misspelled. */
-function searchText(f: Fixtures, i: number, r: () => number): string {
-  const first = pick(f.words, r);
-  const text = r() < 0.5 ? first : `${first} ${pick(f.words, r)}`;
-  return i % 3 === 2 ? text.split(' ').map((w, k) => (k === 0 ? misspell(w, i) : w)).join(' ') : text;
+/** Search text from the dataset's vocabulary: one or two words; with `typo` >= 0 its first word misspelled. */
+function searchText(f: Fixtures, typo: number, r: () => number): string {
+  const words = r() < 0.5 ? [pick(f.words, r)] : [pick(f.words, r), pick(f.words, r)];
+  if (typo >= 0) words[0] = misspell(words[0].length >= 4 ? words[0] : pick(f.words.filter((w) => w.length >= 4), r), typo);
+  return words.join(' ');
 }
 
-/** What a learner types into the search box: a prefix of a word, after whole words; one in three misspelled. */
-function typedPrefix(f: Fixtures, i: number, r: () => number): string {
+/** What a learner types into the search box: a prefix of a word, after whole words; with `typo` >= 0 the prefix misspelled. */
+function typedPrefix(f: Fixtures, typo: number, r: () => number): string {
   const words = r() < 0.6 ? [] : [pick(f.words, r)];
-  const last = pick(f.words, r);
-  const typed = last.slice(0, Math.min(last.length, 2 + Math.floor(r() * 6)));
-  const prefix = i % 3 === 2 && typed.length >= 4 ? misspell(typed, i) : typed;
-  return [...words, prefix].join(' ');
+  const last = pick(f.words.filter((w) => typo < 0 || w.length >= 5), r);
+  const typed = last.slice(0, Math.min(last.length, (typo < 0 ? 2 : 5) + Math.floor(r() * 5)));
+  return [...words, typo < 0 ? typed : misspell(typed, typo)].join(' ');
+}
+
+/**
+ * Two lists of distinct requests, spelled right and misspelled, interleaved two to one: one in
+ * three misspelled, also where the data allows fewer of one kind (the longer list is cut).
+ */
+function oneInThreeMisspelled(make: (misspelled: boolean) => Variant[]): Variant[] {
+  const wrong = make(true);
+  const right = make(false).slice(0, 2 * wrong.length);
+  const out: Variant[] = [];
+  const seen = new Set<string>();
+  for (let i = 0; i < right.length; i++) {
+    for (const next of i % 2 === 1 ? [right[i], wrong[(i - 1) / 2]] : [right[i]]) {
+      if (next && !seen.has(byRequest(next))) {
+        seen.add(byRequest(next));
+        out.push(next);
+      }
+    }
+  }
+  return out;
 }
 
 export const FAMILIES: Family[] = [
@@ -174,22 +193,22 @@ export const FAMILIES: Family[] = [
   },
   {
     name: 'search', route: 'GET /search', group: 'search', hot: true,
-    variants: (f) => distinct(10_000, byRequest, (i) => {
-      const r = random(5000 + i);
-      const q = searchText(f, i, r);
+    variants: (f) => oneInThreeMisspelled((misspelled) => distinct(misspelled ? 3_334 : 6_667, byRequest, (i) => {
+      const r = random((misspelled ? 15_000 : 5000) + i);
+      const q = searchText(f, misspelled ? i : -1, r);
       const type = r() < 0.25 ? pick(SEARCH_TYPES, r) : undefined;
       const difficulty = r() < 0.2 ? pick(DIFFICULTIES, r) : undefined;
       const page = r() < 0.15 ? 2 : undefined;
       return get(`/search${query({ q, type, difficulty, page })}`, defined({ q, type, difficulty, page }), signedIn(f, i));
-    }),
+    })),
   },
   {
     name: 'search.autocomplete', route: 'GET /search/autocomplete', group: 'search',
-    variants: (f) => distinct(10_000, byRequest, (i) => {
-      const r = random(6000 + i);
-      const q = typedPrefix(f, i, r);
+    variants: (f) => oneInThreeMisspelled((misspelled) => distinct(misspelled ? 3_334 : 6_667, byRequest, (i) => {
+      const r = random((misspelled ? 16_000 : 6000) + i);
+      const q = typedPrefix(f, misspelled ? i : -1, r);
       return get(`/search/autocomplete${query({ q })}`, { q }, signedIn(f, i));
-    }),
+    })),
   },
   {
     name: 'graph.ancestors.d3', route: 'GET /graph/sparks/{slug}', group: 'graph',
