@@ -1,5 +1,6 @@
 import { SignJWT, decodeJwt } from 'jose';
 import type postgres from 'postgres';
+import { rng } from '../src/content/generate.js';
 
 /** A learner with a real session (signed in through the auth service) and journeys of its own. */
 export interface BenchLearner {
@@ -66,17 +67,8 @@ export function misspell(term: string, i: number): string {
   return i % 2 === 0 ? term.slice(0, at) + term[at + 1] + term[at] + term.slice(at + 2) : term.slice(0, at) + term.slice(at + 1);
 }
 
-/** mulberry32: a small deterministic generator for shuffles and picks. */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The generator's deterministic random numbers (mulberry32), for shuffles and picks. */
+export const random = rng;
 
 /** Fisher-Yates with a fixed seed: popularity in a Zipf mix must not follow id or title order. */
 export function shuffled<T>(items: readonly T[], seed: number): T[] {
