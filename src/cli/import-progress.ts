@@ -29,7 +29,7 @@ function summary(event: ImportEvent): string {
     case 'write':
       return `write     ${counts} in ${seconds(event.ms)}`;
     case 'derive':
-      return `derive    rollups, search figures, ${number(event.rounds)} prerequisite rounds in ${seconds(event.ms)}`;
+      return `derive    ${number(event.search_postings)} search postings, ${number(event.lexicon_words)} lexicon words, ${number(event.graph_nodes)} graph nodes, ${number(event.rounds)} prerequisite rounds, rollups in ${seconds(event.ms)}`;
     default:
       return `${event.phase.padEnd(9)} ${seconds(event.ms)}`;
   }
