@@ -579,7 +579,7 @@ importing the dataset and preparing the mixes: about 75 minutes for the full run
   cores used on average. Peak RSS is the API's VmHWM at the end of the base run.
 - **Growth**: \`--growth\` imports the 10x bundle (500,000 sparks, timed phase by phase like the base
   import) into a second database of the same cluster, signs the learners in there, restarts the API on it
-  and re-measures every family but metadata and auth on its varied mix at 8 connections; the ratio is
+  and re-measures every family but the single-use auth ones on its varied mix at 8 connections; the ratio is
   p95(10x) / p95(base).
 - **EXPLAIN**: for the families that miss their p95 target (at least the three slowest), the most popular
   variant runs in a rolled-back transaction with auto_explain (analyze, buffers, nested statements,
