@@ -20,7 +20,7 @@ import { loadConfig } from '../src/config.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.js';
 import { prepareDatabase } from '../src/db/database.js';
 import { freePort, withDatabase } from '../scripts/test-database.js';
-import { PgLogTap, lastDispatch, r2Script, unquote, type CapturedStatement } from './capture.js';
+import { PgLogTap, lastDispatch, needsSimpleProtocol, r2Script, unquote, type CapturedStatement } from './capture.js';
 import { apiPoolSettings, requestKey, type ReplayStatement } from './passthrough.js';
 import { FAMILIES, GROWTH_GROUPS, type Family, type RequestSpec, type Variant } from './endpoints.js';
 import { BENCH_JWT_SECRET, BENCH_SERVICE_SECRET, HOT_VARIANTS, LEARNERS, VARIED_VARIANTS, sampleFixtures, tokenUser, type Fixtures } from './fixtures.js';
@@ -663,7 +663,8 @@ async function main() {
       if (p.hot && p.variants > HOT_VARIANTS) {
         await runWrk(api.baseUrl, p.hot.file, c, opts.warmupSeconds);
         const hotApi = await measure(() => runWrk(api.baseUrl, p.hot!.file, c, opts.runSeconds), pids());
-        const hotR2 = p.hot.r2 ? await measure(() => runPgbench(target(baseDbUrl), p.hot!.r2!, c, opts.runSeconds, 'simple'), { postgres: pgPid }) : undefined;
+        const protocol = p.hot.r2?.some(needsSimpleProtocol) ? 'simple' : 'prepared';
+        const hotR2 = p.hot.r2 ? await measure(() => runPgbench(target(baseDbUrl), p.hot!.r2!, c, opts.runSeconds, protocol), { postgres: pgPid }) : undefined;
         hot = { api: hotApi, r2: hotR2 };
       }
       entry.byConnections[c] = { api: apiRun, r1, r2, r3: r3[c], r4, hot };
