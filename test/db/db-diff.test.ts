@@ -22,7 +22,9 @@ afterEach(async () => {
   await Promise.all(temps.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
-describe('npm run db:diff', () => {
+// Each diff builds two databases (one from the schema files, one from every migration) and
+// compares them: seconds apiece, and more with every migration, so not the default 30 s.
+describe('npm run db:diff', { timeout: 180_000 }, () => {
   it('writes nothing when supabase/schemas and supabase/migrations agree', async () => {
     const { schemasDir, migrationsDir } = await copies();
     const before = await readdir(migrationsDir);
