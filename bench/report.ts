@@ -452,7 +452,7 @@ function comparisonSection(r: BenchResults, connections: number[]): string[] {
   const p = r.previous;
   if (!p) return [];
   const out: string[] = [];
-  out.push('## What the simpler path costs, family by family', '');
+  out.push('## Compared with the earlier run, family by family', '');
   out.push(
     `Previous run: ${p.date} (${p.mode} mode, read from \`${p.file}\` before this run wrote its own)${p.note ? `, noted as: "${p.note}"` : ''}.`,
     `It ran ${p.run_seconds ?? '?'} s runs after ${p.warmup_seconds ?? '?'} s of warm-up on ${p.sparks?.toLocaleString('en') ?? '?'} sparks, load average ${p.load_average_at_start ?? '?'} at its start;`,

@@ -46,7 +46,7 @@ Measures every endpoint family against its reference points (R1-R4) on a dataset
   --warmup S            seconds of warm-up before each family (default 5, quick 1)
   --connections 8,32    wrk clients and pgbench clients (default 8,32)
   --sparks N            sparks in the dataset (default 50,000, quick 4,000)
-  --growth              also load the 10x dataset and measure the p95 growth ratio (long)
+  --growth              also import the 10x (500,000-spark) bundle and measure every family's p95 growth (long)
   --note "text"         a line for the report's header (who ran it, what was special)
   --out PATH            output without extension (default docs/benchmarks, quick test-artifacts/bench-quick)
   --compare FILE.json   the earlier run to compare with (default: PATH.json as it was before this run)
