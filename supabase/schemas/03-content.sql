@@ -520,6 +520,23 @@ create policy "anyone reads snapshot rollups" on app.snapshot_rollups
   using (true);
 grant select on app.snapshot_rollups to anon, authenticated;
 
+-- private.content_derivation_deferred
+-- Purpose: true while the content import writes a snapshot (the transaction-local setting
+--          sparkpath.defer_derived = 'on'). The statement triggers that keep the derived figures
+--          (search index, lexicon, graph node rows) then skip inserted rows: the import derives
+--          the whole snapshot once, set-based, after fresh statistics
+--          (private.derive_snapshot_figures). Updates and deletes are never deferred.
+create or replace function private.content_derivation_deferred()
+returns boolean
+language sql
+stable
+set search_path = ''
+as $$
+  select pg_catalog.current_setting('sparkpath.defer_derived', true) is not distinct from 'on'
+$$;
+comment on function private.content_derivation_deferred() is
+  'True while the content import defers the derived figures of inserted rows (sparkpath.defer_derived = on).';
+
 -- private.refresh_content_rollups
 -- Purpose: (re)computes the rollup rows of one snapshot from its content rows, set-based (one
 --          aggregate per level; a 500,000-spark snapshot takes seconds). Called by the import in

@@ -375,51 +375,12 @@ create table app.search_title_postings (
   constraint search_title_postings_pkey primary key (snapshot_id, lexeme, type, id)
 );
 comment on table app.search_title_postings is
-  'Search postings: one row per (content row, lexeme of its title), in candidate order (type, id) per lexeme, with what ranking needs (lower(title), search_title, rank_vector). Maintained by triggers.';
+  'Search postings: one row per (content row, lexeme of its title), in candidate order (type, id) per lexeme, with what ranking needs (lower(title), search_title, rank_vector = the row''s search_vector). Maintained by triggers.';
 alter table app.search_title_postings enable row level security;
 create policy "anyone reads search title postings" on app.search_title_postings
   for select to anon, authenticated
   using (true);
 grant select on app.search_title_postings to anon, authenticated;
-
--- private.search_rank_vector
--- Purpose: a stand-in for a row's search document when ranking it for a query that matches
---          only `lexeme` in it: the lexeme's entry (same positions and weights) plus filler
---          entries (lexemes of spaces, which no query lexeme equals or prefixes) holding as many
---          positions as the rest of the document. ts_rank(·, query, 1) reads only the entries the
---          query matches and the document's position count, so for such a query it returns
---          exactly what it returns for the whole document.
--- Params:  doc (the row's search_vector), lexeme.
--- Returns: tsvector.
-create or replace function private.search_rank_vector(doc tsvector, lexeme text)
-returns tsvector
-language sql
-immutable parallel safe
-set search_path = ''
-as $$
-  with entry as (
-    select e.positions, e.weights from pg_catalog.unnest(search_rank_vector.doc) e
-    where e.lexeme = search_rank_vector.lexeme
-  ),
-  total as (
-    select pg_catalog.sum(coalesce(pg_catalog.array_length(e.positions, 1), 1))::integer as n
-    from pg_catalog.unnest(search_rank_vector.doc) e
-  )
-  select (
-    '''' || pg_catalog.replace(pg_catalog.replace(search_rank_vector.lexeme, '\', '\\'), '''', '''''') || ''''
-    || coalesce((select ':' || pg_catalog.string_agg(p.pos::text || p.w, ',' order by p.ord)
-                 from entry cross join lateral rows from (pg_catalog.unnest(entry.positions), pg_catalog.unnest(entry.weights))
-                      with ordinality p(pos, w, ord)), '')
-    || coalesce((select ' ' || pg_catalog.string_agg('''' || pg_catalog.repeat(' ', f.chunk) || ''':' || f.positions, ' ')
-                 from (select g.n / 256 + 1 as chunk, pg_catalog.string_agg((g.n % 256 + 1)::text, ',') as positions
-                       from total cross join entry
-                       cross join lateral pg_catalog.generate_series(0, total.n - coalesce(pg_catalog.array_length(entry.positions, 1), 1) - 1) g(n)
-                       group by g.n / 256) f), '')
-  )::tsvector
-$$;
-comment on function private.search_rank_vector(tsvector,text) is
-  'Stand-in document for ranking a row against a query matching only `lexeme` in it: that entry plus filler positions; ts_rank(.., 1) gives the same value as on the whole document.';
-grant execute on function private.search_rank_vector(tsvector,text) to anon, authenticated;
 
 -- private.search_index_sql
 -- Purpose: the statements that add (sign 1) or remove (sign -1) the search figures of the rows
@@ -444,7 +405,7 @@ as $$
         do update set docs = c.docs + excluded.docs, title_docs = c.title_docs + excluded.title_docs;
       insert into app.search_title_postings (snapshot_id, lexeme, type, id, difficulty, sort_title, search_title, rank_vector)
         select d.snapshot_id, d.lexeme, d.type, d.id, d.difficulty, pg_catalog.lower(d.title), d.search_title,
-               private.search_rank_vector(d.document, d.lexeme)
+               d.document
         from (DELTA) d where d.in_title
         order by d.snapshot_id, d.lexeme, d.type, d.id; -- key order: the btree grows at its end
     $add$ else $remove$
@@ -488,6 +449,9 @@ security definer
 set search_path = ''
 as $$
 begin
+  if tg_op = 'INSERT' and private.content_derivation_deferred() then
+    return null;
+  end if;
   if tg_op in ('UPDATE', 'DELETE') then
     execute private.search_index_sql(tg_argv[0], tg_argv[1], tg_argv[2], 'old_rows', -1);
   end if;
@@ -730,6 +694,9 @@ security definer
 set search_path = ''
 as $$
 begin
+  if tg_op = 'INSERT' and private.content_derivation_deferred() then
+    return null;
+  end if;
   if tg_op in ('UPDATE', 'DELETE') then
     execute private.search_lexicon_sql(tg_argv[0], tg_argv[1], 'old_rows', -1);
   end if;
@@ -1177,8 +1144,8 @@ begin
       ) counts on counts.difficulty = levels.value;
     if title_total >= rank_cap then
       -- Candidates: the first rank_cap title matches in (type, id) order, ranked from one range
-      -- of the postings index (rank_vector stands in for the document: see
-      -- private.search_rank_vector); only the page's rows are read from the content tables.
+      -- of the postings index (rank_vector is the row's search document, stored with the
+      -- posting); only the page's rows are read from the content tables.
       with candidates as (
         select p.type, p.snapshot_id, p.id, p.sort_title,
                -- = round((rank + boost)::numeric, 6)::double precision, as the general path computes

@@ -351,6 +351,9 @@ declare
   snaps uuid[];
   ids uuid[];
 begin
+  if tg_op = 'INSERT' and private.content_derivation_deferred() then
+    return null;
+  end if;
   if tg_op = 'TRUNCATE' then
     delete from app.spark_graph_nodes;
     return null;
@@ -400,6 +403,9 @@ declare
   snaps uuid[];
   ids uuid[];
 begin
+  if tg_op = 'INSERT' and private.content_derivation_deferred() then
+    return null;
+  end if;
   if tg_op = 'TRUNCATE' then
     select pg_catalog.array_agg(g.snapshot_id), pg_catalog.array_agg(g.spark_id) into snaps, ids
     from app.spark_graph_nodes g
@@ -506,8 +512,9 @@ alter table app.spark_rounds enable always trigger spark_rounds_graph_nodes_trun
 -- Params:  snapshot_id; root (spark id); ancestors, descendants (which walks);
 --          max_depth (null: no limit).
 -- Returns: one row per reached spark: depth and its app.spark_graph_nodes columns.
--- Cost:    one index scan of app.spark_graph_nodes per level to walk, one per depth to read the
---          reached rows; proportional to the visited subgraph, not to the graph.
+-- Cost:    one index scan of app.spark_graph_nodes per level, which reads each reached row once
+--          (the walk carries the rows it read: their parents or children give the next level);
+--          proportional to the visited subgraph, not to the graph.
 create or replace function private.walk_spark_graph(snapshot_id uuid, root uuid, ancestors boolean, descendants boolean, max_depth integer)
 returns table (depth integer, spark_id uuid, parents uuid[], parent_weights double precision[], children uuid[],
                slug text, title text, estimated_mins integer, round integer)
@@ -516,40 +523,35 @@ stable
 set search_path = ''
 as $$
   with recursive
-  -- One row per walk and level: the sparks first reached at that depth, and all seen so far.
-  walk (upward, depth, frontier, seen) as (
-    select w.upward, 0, array[walk_spark_graph.root], array[walk_spark_graph.root]
+  -- One row per walk and level: the node rows first reached at that depth (each read once, by one
+  -- index scan per level), and the ids seen so far.
+  walk (upward, depth, nodes, seen) as (
+    select w.upward, 0,
+      array(select g from app.spark_graph_nodes g
+            where g.snapshot_id = walk_spark_graph.snapshot_id and g.spark_id = walk_spark_graph.root),
+      array[walk_spark_graph.root]
     from (values (true), (false)) w(upward)
     where case when w.upward then walk_spark_graph.ancestors else walk_spark_graph.descendants end
     union all
-    select w.upward, w.depth + 1, nxt.ids, w.seen || nxt.ids
+    select w.upward, w.depth + 1, nxt.nodes, w.seen || nxt.ids
     from walk w
     cross join lateral (
-      select coalesce(pg_catalog.array_agg(x.id), '{}')
-      from (
-        select pg_catalog.unnest(case when w.upward then g.parents else g.children end)
-        from app.spark_graph_nodes g
-        where g.snapshot_id = walk_spark_graph.snapshot_id and g.spark_id = any (w.frontier)
-        except
-        select pg_catalog.unnest(w.seen)
-      ) x(id)
-    ) nxt(ids)
+      select coalesce(pg_catalog.array_agg(g), '{}'), coalesce(pg_catalog.array_agg(g.spark_id), '{}')
+      from app.spark_graph_nodes g
+      where g.snapshot_id = walk_spark_graph.snapshot_id
+        and g.spark_id = any (array(
+          select pg_catalog.unnest(case when w.upward then n.parents else n.children end)
+          from pg_catalog.unnest(w.nodes) n
+          except
+          select pg_catalog.unnest(w.seen)))
+    ) nxt(nodes, ids)
     where (walk_spark_graph.max_depth is null or w.depth < walk_spark_graph.max_depth)
-      and pg_catalog.cardinality(w.frontier) > 0
-  ),
-  reached (id, depth) as materialized (
-    select n.id, pg_catalog.min(w.depth)
-    from walk w cross join pg_catalog.unnest(w.frontier) n(id)
-    group by n.id
+      and pg_catalog.cardinality(w.nodes) > 0
   )
-  -- One index scan per depth (spark_id = any of that depth's ids); the lateral keeps the plan a
-  -- nested loop over the few depth groups whatever the row estimates.
-  select b.depth, g.spark_id, g.parents, g.parent_weights, g.children, g.slug, g.title, g.estimated_mins, g.round
-  from (select r.depth, pg_catalog.array_agg(r.id) as ids from reached r group by r.depth) b
-  cross join lateral (
-    select g.* from app.spark_graph_nodes g
-    where g.snapshot_id = walk_spark_graph.snapshot_id and g.spark_id = any (b.ids)
-  ) g
+  -- A spark reached by both walks keeps the smaller depth.
+  select distinct on (n.spark_id) w.depth, n.spark_id, n.parents, n.parent_weights, n.children, n.slug, n.title, n.estimated_mins, n.round
+  from walk w cross join pg_catalog.unnest(w.nodes) n
+  order by n.spark_id, w.depth
 $$;
 comment on function private.walk_spark_graph(uuid,uuid,boolean,boolean,integer) is
   'Breadth-first prerequisite walk from a root (ancestors, descendants or both, max_depth or unlimited): each reached spark once at its shortest depth, with its app.spark_graph_nodes row. Ends on cyclic data.';
