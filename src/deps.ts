@@ -86,8 +86,10 @@ export function createDependencies(config: Config, databaseUrl: string, options:
           timeoutMs: config.DB_CONNECT_TIMEOUT_S * 1000 + config.DB_STATEMENT_TIMEOUT_MS + 1000,
         })
       : undefined;
+  const { call, readSnapshot } = dataApi ?? createPostgresRpc({ pool, readPool, snapshotCache });
   const rpc: Rpc = {
-    ...(dataApi ?? createPostgresRpc({ pool, readPool, snapshotCache })),
+    call,
+    readSnapshot,
     // One statement when healthy: the session functions answering means the database does too.
     // The replica is reported but never makes the instance unhealthy: the primary answers reads
     // while it is away. The Data API does: every request goes through it.
