@@ -117,11 +117,11 @@ export function createDataApiRpc(options: DataApiRpcOptions): Omit<Rpc, 'health'
  */
 export async function postgrestTokenIssuer(pool: DatabasePool): Promise<string | null> {
   const [row] = await pool.run((sql) => sql<{ issuer: string | null }[]>`
-    select (select pg_catalog.substring(s, '^sparkpath\.token_issuer=(.*)$')
+    select (select pg_catalog.substr(s, pg_catalog.length('sparkpath.token_issuer=') + 1)
             from pg_catalog.pg_db_role_setting r, pg_catalog.unnest(r.setconfig) s
             where r.setrole = (select oid from pg_catalog.pg_roles where rolname = 'authenticator')
               and r.setdatabase in (0, (select oid from pg_catalog.pg_database where datname = pg_catalog.current_database()))
-              and s like 'sparkpath.token\_issuer=%'
+              and pg_catalog.starts_with(s, 'sparkpath.token_issuer=')
             order by r.setdatabase desc limit 1) as issuer`);
   return row?.issuer ?? null;
 }
