@@ -11,7 +11,8 @@
  *      the push left Supabase's objects as they were (scripts/supabase-platform.ts)
  *   5. `supabase db advisors`: nothing at WARN or ERROR
  *   6. src/db/database.types.ts matches `supabase gen types`; TypeScript typecheck
- *   7. vitest (HTTP, e2e, property tests), each file on its own clone of the template
+ *   7. vitest (HTTP, e2e, property tests), each file on its own clone of the template; the HTTP
+ *      tests twice, the second time through the Data API transport (vitest project data-api)
  *   8. reliability suite, short form (test/reliability: live API processes and databases, a standby)
  *
  * Ends with one line `N passed, N failed` counting every test and check.

@@ -162,6 +162,12 @@ export const configSchema = z
     // A Supabase project (docs/supabase.md): its URL and anon (publishable) key; who owns sign-in.
     SUPABASE_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
     SUPABASE_ANON_KEY: optionalText,
+    // How requests reach the api functions: `postgres`, the login role's connection and the
+    // dispatcher; `supabase`, the project's Data API (PostgREST) as the caller, through
+    // supabase-js (src/db/data-api-rpc.ts). Sign-in, sessions and migrations keep the connection.
+    DATA_API: z.enum(['postgres', 'supabase']).default('postgres'),
+    // Where the Data API answers (its /rest/v1); unset: SUPABASE_URL (filled in below).
+    DATA_API_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
     AUTH_PROVIDER: z.enum(['builtin', 'supabase']).default('builtin'),
     SUPABASE_AUTH_LOGOUT_SCOPE: z.enum(['local', 'global']).default('local'),
 
@@ -215,8 +221,18 @@ export const configSchema = z
         if (!env[name]) ctx.addIssue({ code: 'custom', path: [name], message: 'is required when AUTH_PROVIDER=supabase' });
       }
     }
-    if (env.SUPABASE_URL && /\/(auth|rest)\/v1\/?$/.test(env.SUPABASE_URL)) {
-      ctx.addIssue({ code: 'custom', path: ['SUPABASE_URL'], message: 'is the project URL (https://<project>.supabase.co), without /auth/v1 or /rest/v1' });
+    for (const name of ['SUPABASE_URL', 'DATA_API_URL'] as const) {
+      if (env[name] && /\/(auth|rest)\/v1\/?$/.test(env[name])) {
+        ctx.addIssue({ code: 'custom', path: [name], message: 'is the project URL (https://<project>.supabase.co), without /auth/v1 or /rest/v1' });
+      }
+    }
+    if (env.DATA_API === 'supabase') {
+      if (!env.SUPABASE_URL && !env.DATA_API_URL) ctx.addIssue({ code: 'custom', path: ['SUPABASE_URL'], message: '(or DATA_API_URL) is required when DATA_API=supabase' });
+      if (!env.SUPABASE_ANON_KEY) ctx.addIssue({ code: 'custom', path: ['SUPABASE_ANON_KEY'], message: 'is required when DATA_API=supabase' });
+      // The Data API acts as the caller's token, and the bypass has none (npm run token makes one).
+      if (env.DEV_BYPASS_AUTH) ctx.addIssue({ code: 'custom', path: ['DEV_BYPASS_AUTH'], message: 'needs DATA_API=postgres (the Data API acts as a caller\'s token; the bypass has none)' });
+      // Reads through the Data API reach a replica through the project's API load balancer instead.
+      if (env.DATABASE_READ_URL) ctx.addIssue({ code: 'custom', path: ['DATABASE_READ_URL'], message: 'needs DATA_API=postgres (with DATA_API=supabase, point DATA_API_URL at the project\'s API load balancer)' });
     }
   })
   .transform((env) => {
@@ -228,6 +244,7 @@ export const configSchema = z
       // A Supabase project publishes its signing keys at its Auth URL.
       JWT_JWKS_URL: env.JWT_JWKS_URL ?? (supabaseAuthUrl && `${supabaseAuthUrl}/.well-known/jwks.json`),
       JWT_ACCEPTED_ISSUERS: acceptedIssuers(env.JWT_ACCEPTED_ISSUERS, env.JWT_ISSUER, supabaseAuthUrl),
+      DATA_API_URL: env.DATA_API_URL ?? env.SUPABASE_URL,
       CORS_ALLOWED_ORIGINS: env.CORS_ALLOWED_ORIGINS ?? (env.NODE_ENV === 'production' ? '' : DEV_FRONTEND_ORIGINS.join(',')),
       AUTH_CALLBACK_URL: env.AUTH_CALLBACK_URL ?? `${here}${EXPLORER_CALLBACK_PATH}`,
       AUTH_ALLOWED_REDIRECT_ORIGINS: env.AUTH_ALLOWED_REDIRECT_ORIGINS ?? here,

@@ -8,6 +8,7 @@ import { createSupabaseAuth, type SupabaseAuth } from './auth/supabase-auth.js';
 import { TOKEN_ISSUER_DEFAULT, type Config } from './config.js';
 import { createJwtVerifier, type JwtVerifier } from './context/jwt.js';
 import { connectionMode, type ConnectionMode } from './db/connection-mode.js';
+import { createDataApiRpc } from './db/data-api-rpc.js';
 import { createDatabasePool, type DatabasePool } from './db/pool.js';
 import { createPostgresRpc } from './db/postgres-rpc.js';
 import { createPostgresRateLimitStore, type RateLimitStore } from './db/rate-limit-store.js';
@@ -71,19 +72,36 @@ export function createDependencies(config: Config, databaseUrl: string, options:
   const auth = createAuthService(config, sessionStore, createProviders(config, options.devSignIn));
   const verifier = createVerifierFromConfig(config, JSON.parse(auth.jwks) as JSONWebKeySet);
   const postgresRateLimits = config.RATE_LIMIT_STORE === 'postgres' ? createPostgresRateLimitStore(pool) : undefined;
+  // How requests reach the api functions (DATA_API): the login role's connection and the
+  // dispatcher, or the project's Data API as the caller. Sign-in, sessions, the rate-limit store
+  // and the cleanup keep the connection either way (docs/supabase.md, section 7).
+  const dataApi =
+    config.DATA_API === 'supabase'
+      ? createDataApiRpc({
+          url: config.DATA_API_URL!,
+          anonKey: config.SUPABASE_ANON_KEY!,
+          pool,
+          snapshotCache,
+          // As long as a direct call may take: a connect plus the longest statement (src/db/pool.ts).
+          timeoutMs: config.DB_CONNECT_TIMEOUT_S * 1000 + config.DB_STATEMENT_TIMEOUT_MS + 1000,
+        })
+      : undefined;
+  const { call, readSnapshot } = dataApi ?? createPostgresRpc({ pool, readPool, snapshotCache });
   const rpc: Rpc = {
-    ...createPostgresRpc({ pool, readPool, snapshotCache }),
+    call,
+    readSnapshot,
     // One statement when healthy: the session functions answering means the database does too.
     // The replica is reported but never makes the instance unhealthy: the primary answers reads
-    // while it is away.
+    // while it is away. The Data API does: every request goes through it.
     async health() {
       const replica = readPool?.ping().then(() => ({ read_replica: 'ok' as const }), () => ({ read_replica: 'unavailable' as const }));
+      const api = dataApi?.ping().then(() => ({ data_api: 'ok' as const }), () => ({ data_api: 'unavailable' as const }));
       try {
         await sessionStore.ready();
-        return { database: 'ok', sessions: 'ok', ...(await replica) };
+        return { database: 'ok', sessions: 'ok', ...(await replica), ...(await api) };
       } catch {
         const database = await pool.ping().then(() => 'ok' as const, () => 'unavailable' as const);
-        return { database, sessions: 'unavailable', ...(await replica) };
+        return { database, sessions: 'unavailable', ...(await replica), ...(await api) };
       }
     },
   };

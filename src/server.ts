@@ -2,8 +2,9 @@ import { serve } from '@hono/node-server';
 import type { Logger } from 'pino';
 import { createApp } from './app.js';
 import { startDevIdentityProvider, type DevIdentityProvider } from './auth/dev-identity-provider.js';
-import { ConfigError, EXPLORER_CALLBACK_PATH, loadConfig, type Config } from './config.js';
+import { ConfigError, EXPLORER_CALLBACK_PATH, loadConfig, TOKEN_ISSUER_DEFAULT, type Config } from './config.js';
 import { loadOrCreateDevJwtSecret } from './context/dev-secret.js';
+import { postgrestTokenIssuer } from './db/data-api-rpc.js';
 import { openDatabase, prepareDatabase } from './db/database.js';
 import { createDependencies, type Dependencies } from './deps.js';
 import { createLogger } from './logger.js';
@@ -142,6 +143,18 @@ async function reportConnection(deps: Dependencies, logger: Logger) {
       { missing, fix: missing.map(({ name, expected }) => `alter role current_user set "${name}" = '${expected}'`) },
       'the database did not receive these connection settings (a transaction pooler drops them): run the fix as the API login role',
     );
+  }
+  if (deps.config.DATA_API === 'supabase') {
+    logger.info({ data_api: deps.config.DATA_API_URL }, 'requests reach the api functions through the Data API, as their callers');
+    // PostgREST's sessions cannot be handed the issuer the way the pool hands it (above).
+    const issuer = deps.config.JWT_ISSUER ?? TOKEN_ISSUER_DEFAULT;
+    const seen = await postgrestTokenIssuer(deps.pool).catch(() => undefined);
+    if (seen !== undefined && (seen ?? TOKEN_ISSUER_DEFAULT) !== issuer) {
+      logger.warn(
+        { expected: issuer, actual: seen, fix: `alter role authenticator set "sparkpath.token_issuer" = '${issuer}'` },
+        'the Data API\'s session check does not know this API\'s token issuer: run the fix as the owner role (docs/supabase.md, section 7)',
+      );
+    }
   }
 }
 

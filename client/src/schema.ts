@@ -180,7 +180,7 @@ export interface paths {
         };
         /**
          * Metadata health
-         * @description Checks that the database answers and that the session functions sign-in needs run on the same pool. Never cached.
+         * @description Checks that the database answers, that the session functions sign-in needs run on the same pool and, with DATA_API=supabase, that the project's Data API answers. Never cached.
          */
         get: {
             parameters: {
@@ -1314,7 +1314,7 @@ export interface paths {
         };
         /**
          * Discovery health
-         * @description Checks that the database answers and that the session functions sign-in needs run on the same pool. Never cached.
+         * @description Checks that the database answers, that the session functions sign-in needs run on the same pool and, with DATA_API=supabase, that the project's Data API answers. Never cached.
          */
         get: {
             parameters: {
@@ -1464,7 +1464,7 @@ export interface paths {
         };
         /**
          * Snapshots health
-         * @description Checks that the database answers and that the session functions sign-in needs run on the same pool. Never cached.
+         * @description Checks that the database answers, that the session functions sign-in needs run on the same pool and, with DATA_API=supabase, that the project's Data API answers. Never cached.
          */
         get: {
             parameters: {
@@ -2399,7 +2399,7 @@ export interface paths {
         };
         /**
          * Search health
-         * @description Checks that the database answers and that the session functions sign-in needs run on the same pool. Never cached.
+         * @description Checks that the database answers, that the session functions sign-in needs run on the same pool and, with DATA_API=supabase, that the project's Data API answers. Never cached.
          */
         get: {
             parameters: {
@@ -2678,7 +2678,7 @@ export interface paths {
         };
         /**
          * Graph health
-         * @description Checks that the database answers and that the session functions sign-in needs run on the same pool. Never cached.
+         * @description Checks that the database answers, that the session functions sign-in needs run on the same pool and, with DATA_API=supabase, that the project's Data API answers. Never cached.
          */
         get: {
             parameters: {
@@ -3094,6 +3094,8 @@ export interface components {
                 sessions: "ok" | "unavailable";
                 /** @enum {string} */
                 read_replica?: "ok" | "unavailable";
+                /** @enum {string} */
+                data_api?: "ok" | "unavailable";
             };
         };
         DiscoveryDomainList: {

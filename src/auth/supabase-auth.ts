@@ -131,7 +131,7 @@ export function createSupabaseAuth(config: Config, deps: { rpc: Rpc; verifier: J
           throw new Error(`Supabase Auth issued an access token this API refuses (check SUPABASE_JWT_SECRET, JWT_JWKS_URL, JWT_ACCEPTED_ISSUERS): ${String(failure)}`);
         },
       );
-      const state = JSON.parse(await deps.rpc.call('get_session', {}, { role: 'authenticated', claims })) as SessionState;
+      const state = JSON.parse(await deps.rpc.call('get_session', {}, { role: 'authenticated', claims, token: tokens.access_token })) as SessionState;
       return {
         tokens,
         body: {

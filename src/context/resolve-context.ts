@@ -100,7 +100,7 @@ async function userContext(token: string, verifier: JwtVerifier, via: 'bearer' |
     userId,
     sessionId,
     via,
-    db: { role: 'authenticated', claims: claimsJson },
+    db: { role: 'authenticated', claims: claimsJson, token },
   };
 }
 

@@ -1,4 +1,5 @@
 import type postgres from 'postgres';
+import { createApiCatalog } from './api-catalog.js';
 import type { DatabasePool } from './pool.js';
 import { createReadRouting, fenced } from './read-routing.js';
 import { callKey, type SnapshotCache } from './snapshot-cache.js';
@@ -14,12 +15,6 @@ export interface PostgresRpcOptions {
   readPool?: DatabasePool;
   /** Bodies of snapshot reads, shared by every route. */
   snapshotCache: SnapshotCache;
-}
-
-interface ApiFunction {
-  params: Map<string, string>; // parameter name -> SQL type
-  /** Declared `stable` or `immutable`: it only reads, so a replica may answer it. */
-  reads: boolean;
 }
 
 const DISPATCH = 'select private.dispatch($1, $2, $3, $4::text::jsonb, $5::text::jsonb) as body';
@@ -47,16 +42,8 @@ const SNAPSHOT_READ = 'select version, snapshot_id, body from private.dispatch_s
  */
 export function createPostgresRpc({ pool, readPool, snapshotCache }: PostgresRpcOptions): Omit<Rpc, 'health'> {
   const routing = createReadRouting(pool, readPool);
-  let catalog: Promise<Map<string, ApiFunction>> | undefined;
+  const loadCatalog = createApiCatalog(pool);
   const callTexts = new Map<string, { text: string; reads: boolean }>();
-
-  function loadCatalog(): Promise<Map<string, ApiFunction>> {
-    catalog ??= pool.run(introspect).catch((error: unknown) => {
-      catalog = undefined; // retry on the next call, e.g. after the database comes back
-      throw error;
-    });
-    return catalog;
-  }
 
   async function callText(fn: string, keys: string[]): Promise<{ text: string; reads: boolean }> {
     const cacheKey = `${fn}(${keys.join(',')})`;
@@ -123,25 +110,6 @@ export function createPostgresRpc({ pool, readPool, snapshotCache }: PostgresRpc
       return { ...row, body: held.get(row.version) ?? null };
     },
   };
-}
-
-async function introspect(sql: postgres.Sql): Promise<Map<string, ApiFunction>> {
-  const rows = await sql<{ name: string; arg_names: string[] | null; arg_types: string[]; reads: boolean }[]>`
-    select p.proname as name,
-           p.provolatile <> 'v' as reads,
-           p.proargnames[1:p.pronargs] as arg_names,
-           array(select pg_catalog.format_type(t, null)
-                 from unnest(p.proargtypes::oid[]) with ordinality as a(t, i) order by i) as arg_types
-    from pg_catalog.pg_proc p
-    where p.pronamespace = 'api'::regnamespace`;
-  const functions = new Map<string, ApiFunction>();
-  for (const row of rows) {
-    if (functions.has(row.name)) throw new Error(`api.${row.name} is overloaded; the rpc port needs unique names`);
-    const params = new Map<string, string>();
-    (row.arg_names ?? []).forEach((name, i) => params.set(name, row.arg_types[i]));
-    functions.set(row.name, { params, reads: row.reads });
-  }
-  return functions;
 }
 
 /** The caller's forwarded headers as JSON text (the dispatcher's request.headers), or null. */

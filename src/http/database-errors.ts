@@ -1,5 +1,5 @@
 import postgres from 'postgres';
-import { isConnectionError } from '../db/errors.js';
+import { DataApiError, isConnectionError } from '../db/errors.js';
 import { ApiError, ERROR_STATUS, type ErrorCode } from './api-error.js';
 
 /**
@@ -14,6 +14,10 @@ import { ApiError, ERROR_STATUS, type ErrorCode } from './api-error.js';
  * keep their code and status but answer with a generic message and empty details: their text
  * names relations and constraints and their detail can echo row data. Anything unmapped is an
  * INTERNAL_ERROR whose text never leaves the server.
+ *
+ * Errors of the Data API transport (DATA_API=supabase) go through the same table: PostgREST's
+ * error body carries the SQLSTATE in `code`. Its own refusals of a token (PGRST3xx) are 401, and
+ * an unreachable Data API is 503 like an unreachable database.
  */
 const SQLSTATE_TO_CODE: Record<string, ErrorCode> = {
   '22023': 'VALIDATION_ERROR', // invalid_parameter_value, raised by api functions
@@ -62,10 +66,13 @@ const GENERIC_MESSAGE: Partial<Record<ErrorCode, string>> = {
  *   fromDatabaseError(await sql`select 'x'::uuid`.catch((e) => e))?.code // => 'VALIDATION_ERROR'
  */
 export function fromDatabaseError(error: unknown): ApiError | undefined {
-  if (isConnectionError(error)) {
+  if (isConnectionError(error) || (error instanceof DataApiError && error.unavailable)) {
     return new ApiError('SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly', {}, { 'Retry-After': '1' });
   }
-  if (!(error instanceof postgres.PostgresError)) return undefined;
+  if (error instanceof DataApiError && /^PGRST3\d\d$/.test(error.code)) {
+    return new ApiError('UNAUTHORIZED', 'The Data API did not accept the access token', {});
+  }
+  if (!isDatabaseError(error)) return undefined;
   const code = codeOf(error.code);
   if (!code) return undefined;
   if (code === 'SERVICE_UNAVAILABLE') return new ApiError(code, 'The database took too long to answer', {}, { 'Retry-After': '1' });
@@ -73,12 +80,33 @@ export function fromDatabaseError(error: unknown): ApiError | undefined {
   return new ApiError(code, GENERIC_MESSAGE[code] ?? 'The request could not be processed', {});
 }
 
+/** An error the database raised, as postgres.js or the Data API delivers it. */
+export function isDatabaseError(error: unknown): error is postgres.PostgresError | DataApiError {
+  return error instanceof postgres.PostgresError || error instanceof DataApiError;
+}
+
 /**
- * True when a plpgsql RAISE in our schema produced the error (postgres.js exposes the server's
- * `routine` field; built-in errors name the C function that failed instead).
+ * True when a plpgsql RAISE in our schema produced the error. postgres.js exposes the server's
+ * `routine` field (built-in errors name the C function that failed instead). PostgREST's error
+ * body has no routine, so through the Data API an error is ours when its SQLSTATE is a `PTxyz`
+ * code (PostgreSQL never raises those) or its detail is a JSON object (our raises build theirs
+ * with jsonb_build_object; PostgreSQL's own details are sentences such as "Key (id)=(…) already
+ * exists."). An error of ours with neither answers generically, which loses a message, never
+ * leaks one.
  */
 export function isRaisedByOurSql(error: unknown): boolean {
-  return error instanceof postgres.PostgresError && error.routine === 'exec_stmt_raise';
+  if (error instanceof postgres.PostgresError) return error.routine === 'exec_stmt_raise';
+  return error instanceof DataApiError && (CUSTOM_STATUS.test(error.code) || isJsonObject(error.detail));
+}
+
+function isJsonObject(text: string | undefined): boolean {
+  if (!text?.startsWith('{')) return false;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed);
+  } catch {
+    return false;
+  }
 }
 
 function parseDetail(detail: string | undefined): Record<string, unknown> {

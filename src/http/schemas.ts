@@ -106,6 +106,8 @@ export const HealthSchema = z
       sessions: z.enum(['ok', 'unavailable']),
       // Only with a read replica (DATABASE_READ_URL); informative: reads fall back to the primary.
       read_replica: z.enum(['ok', 'unavailable']).optional(),
+      // Only with DATA_API=supabase: requests go through the project's Data API, so it must answer.
+      data_api: z.enum(['ok', 'unavailable']).optional(),
     }),
   })
   .openapi('Health');

@@ -344,11 +344,17 @@ comment on function private.resolve_snapshot_version(uuid) is
   'Snapshot a catalog read uses and a cache version key: {snapshot_id, version}. PT404 for an unknown explicit snapshot_id.';
 grant execute on function private.resolve_snapshot_version(uuid) to anon, authenticated;
 
--- api.resolve_snapshot: private.resolve_snapshot_version for any caller.
--- Params:  snapshot_id (uuid, optional).
+-- api.resolve_snapshot: private.resolve_snapshot_version for any caller; with for_function,
+-- only for a caller that function accepts. It is the version read of a snapshot read through the
+-- Data API (DATA_API=supabase, src/db/data-api-rpc.ts), where there is no dispatcher: the API
+-- serves a body it holds for that version only after this call, so a held body never reaches a
+-- caller the function would refuse.
+-- Params:  snapshot_id (uuid, optional); for_function (text, optional): the api function whose
+--          read this resolves, whose access rule then applies too (private.authorize).
 -- Returns: {snapshot_id: uuid|null, version: text}.
--- Errors:  PT404 when an explicit snapshot_id names no snapshot.
-create or replace function api.resolve_snapshot(snapshot_id uuid default null::uuid)
+-- Errors:  PT404 when an explicit snapshot_id names no snapshot; 22023 when for_function names
+--          no api function; for_function's refusals.
+create or replace function api.resolve_snapshot(snapshot_id uuid default null::uuid, for_function text default null::text)
 returns jsonb
 language plpgsql
 stable
@@ -357,12 +363,19 @@ as $$
 declare
   caller_role constant text := private.authorize('resolve_snapshot');
 begin
+  if resolve_snapshot.for_function is not null then
+    if (private.api_access_rule(resolve_snapshot.for_function)).audience is null then
+      raise exception using errcode = '22023', message = 'for_function must name an api function',
+        detail = pg_catalog.jsonb_build_object('field', 'for_function', 'value', resolve_snapshot.for_function)::text;
+    end if;
+    perform private.authorize(resolve_snapshot.for_function);
+  end if;
   return private.resolve_snapshot_version(resolve_snapshot.snapshot_id);
 end
 $$;
-comment on function api.resolve_snapshot(uuid) is
-  'Snapshot a catalog read uses and a cache version key. Params: snapshot_id (optional). Returns {snapshot_id, version}. Errors: PT404 unknown snapshot_id.';
-grant execute on function api.resolve_snapshot(uuid) to anon, authenticated, service_role;
+comment on function api.resolve_snapshot(uuid,text) is
+  'Snapshot a catalog read uses and a cache version key. Params: snapshot_id (optional), for_function (optional: that function''s access rule applies too). Returns {snapshot_id, version}. Errors: PT404 unknown snapshot_id, 22023 unknown for_function.';
+grant execute on function api.resolve_snapshot(uuid,text) to anon, authenticated, service_role;
 
 -- api.list_discovery_domains
 -- Purpose: GET /discovery/domains: published domains in name order with counts and trail previews.

@@ -8,8 +8,11 @@
  *   0. the schema: `Content-Profile` (POST) or `Accept-Profile` (GET), as supabase-js sends
  *      them, must name the exposed schema (406 PGRST106 otherwise);
  *   1. the JWT: `Authorization: Bearer <jwt>`, else the `apikey` header's key (Supabase's
- *      gateway), verified HS256 with the project's JWT secret; its `role` claim is the request
- *      role (no JWT: the anonymous role, claims `{"role":"anon"}`). A bad token is 401 PGRST301.
+ *      gateway), verified HS256 with the project's JWT secret, or ES256/RS256 with the project's
+ *      signing keys (a JWKS, as PostgREST's jwt-secret takes one); its `role` claim is the
+ *      request role (no JWT: the anonymous role, claims `{"role":"anon"}`). A bad token is 401
+ *      PGRST301. A publishable key (`sb_publishable_…`, not a JWT) is the gateway's part: it
+ *      stands for the anonymous role, whether in `apikey` or as the bearer supabase-js sends.
  *   2. one transaction as the `authenticator` login role, READ ONLY for GET and for STABLE or
  *      IMMUTABLE functions, READ WRITE for a POST to a VOLATILE one;
  *   3. transaction-local `search_path`, `role`, `request.jwt.claims`, `request.method`,
@@ -25,8 +28,8 @@
  *      (PTxyz: status xyz) with PostgREST's error body `{code, details, hint, message}`.
  *
  * What it does not do: tables and views, filters, embedding, Prefer headers, the
- * response.headers and response.status settings, overloaded functions, asymmetric JWT keys and
- * `aud` checks, impersonated role settings. A real Supabase project (its gateway, PostgREST
+ * response.headers and response.status settings, overloaded functions, `aud` checks,
+ * impersonated role settings, secret API keys. A real Supabase project (its gateway, PostgREST
  * version, pooler and keys) is what proves those; README.md says what this verifies.
  *
  * @example
@@ -36,14 +39,19 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { jwtVerify, SignJWT } from 'jose';
+import { createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, jwtVerify, SignJWT, type JSONWebKeySet, type JWTPayload } from 'jose';
 import postgres from 'postgres';
 
 export interface PostgrestOptions {
   /** The authenticator's connection string (a NOINHERIT login role that can become the request roles). */
   databaseUrl: string;
-  /** The project's JWT secret (HS256). */
-  jwtSecret: string;
+  /** The project's legacy JWT secret (HS256); unset: HS256 tokens are refused. */
+  jwtSecret?: string;
+  /** The project's signing keys, published at `jwksUrl` (Supabase Auth's JWKS) and/or given here. */
+  jwksUrl?: string;
+  jwks?: JSONWebKeySet;
+  /** Publishable keys the gateway accepts for the anonymous role. */
+  publishableKeys?: string[];
   /** Port to listen on (127.0.0.1); 0 picks a free one. */
   port?: number;
   /** The exposed schema (db-schemas). */
@@ -57,6 +65,8 @@ export interface PostgrestOptions {
 export interface Postgrest {
   /** Base URL; the RPC door is `${url}/rest/v1/rpc/<fn>`. */
   url: string;
+  /** Every request received, in order: method, path with query, headers (lower-case names). */
+  requests: { method: string; path: string; headers: Record<string, string | string[] | undefined> }[];
   close(): Promise<void>;
 }
 
@@ -92,7 +102,10 @@ export async function startPostgrest(options: PostgrestOptions): Promise<Postgre
   const schema = options.schema ?? 'api';
   const anonRole = options.anonRole ?? 'anon';
   const searchPath = [schema, ...(options.extraSearchPath ?? ['public', 'extensions'])].map(ident).join(', ');
-  const key = new TextEncoder().encode(options.jwtSecret);
+  const secret = options.jwtSecret ? new TextEncoder().encode(options.jwtSecret) : undefined;
+  const local = options.jwks?.keys.length ? createLocalJWKSet(options.jwks) : undefined;
+  const remote = options.jwksUrl ? createRemoteJWKSet(new URL(options.jwksUrl)) : undefined;
+  const publishable = new Set(options.publishableKeys ?? []);
   const sql = postgres(options.databaseUrl, { max: 4, onnotice: () => undefined, connection: { application_name: 'postgrest-double' } });
 
   // The schema cache and the in-database configuration, read once at start as PostgREST does.
@@ -118,16 +131,37 @@ export async function startPostgrest(options: PostgrestOptions): Promise<Postgre
   const preRequest = setting?.pre_request ?? null;
   if (preRequest !== null && !/^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/.test(preRequest)) throw new Error(`unsupported db-pre-request ${preRequest}`);
 
+  /** A token of the project: HS256 with the secret, asymmetric with the signing keys. */
+  async function verify(token: string): Promise<JWTPayload> {
+    const { alg } = decodeProtectedHeader(token);
+    if (alg === 'HS256') {
+      if (!secret) throw new Error('No suitable key or wrong key type');
+      return (await jwtVerify(token, secret, { algorithms: ['HS256'] })).payload;
+    }
+    const keys = [local, remote].filter((set) => set !== undefined);
+    for (const [i, set] of keys.entries()) {
+      try {
+        return (await jwtVerify(token, set, { algorithms: ['ES256', 'RS256'] })).payload;
+      } catch (error) {
+        if (i === keys.length - 1) throw error;
+      }
+    }
+    throw new Error('No suitable key or wrong key type');
+  }
+
   async function authenticate(req: IncomingMessage): Promise<{ role: string; claims: Record<string, unknown>; authenticated: boolean }> {
     const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
     const token = bearer ?? (typeof req.headers.apikey === 'string' ? req.headers.apikey : undefined);
-    if (!token) return { role: anonRole, claims: { role: anonRole }, authenticated: false };
-    const { payload } = await jwtVerify(token, key, { algorithms: ['HS256'] });
+    if (!token || publishable.has(token)) return { role: anonRole, claims: { role: anonRole }, authenticated: false };
+    const payload = await verify(token);
     const role = typeof payload.role === 'string' ? payload.role : anonRole;
     return { role, claims: { ...payload, role }, authenticated: true };
   }
 
+  const requests: Postgrest['requests'] = [];
+
   async function handle(req: IncomingMessage, res: ServerResponse) {
+    requests.push({ method: req.method ?? '', path: req.url ?? '/', headers: { ...req.headers } });
     const url = new URL(req.url ?? '/', 'http://localhost');
     const match = /^\/rest\/v1\/rpc\/([^/]+)$/.exec(url.pathname);
     if (!match) return send(res, 404, { code: 'PGRST125', details: null, hint: null, message: 'Invalid path specified in request URL' });
@@ -198,6 +232,7 @@ export async function startPostgrest(options: PostgrestOptions): Promise<Postgre
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await sql.end();
