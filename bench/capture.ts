@@ -1,8 +1,7 @@
 /**
  * Captures the exact statements the API sends for one HTTP request, from the Postgres log
- * (log_statement=all, log_line_prefix '%a|', filtered on the API's application_name), and turns
- * them into pgbench scripts: R2 replays them verbatim, R1 replays the dispatched api call in
- * PostgREST's transaction shape.
+ * (log_statement=all, log_line_prefix '%a|', filtered on the API's application_name): the
+ * varied mixes are built from them (bench/mix.ts), and a hot run's R2 replays them verbatim.
  */
 export interface CapturedStatement {
   text: string;
@@ -75,29 +74,6 @@ export function lastDispatch(statements: CapturedStatement[]): CapturedStatement
   return statements
     .filter((s) => (s.text.includes('private.dispatch(') && s.params.length === 4) || (s.text.includes('private.dispatch_snapshot_read(') && s.params.length === 5))
     .at(-1);
-}
-
-/** Who PostgREST would run a request as: the bearer token's payload, else anon. */
-export interface R1Caller {
-  role: 'anon' | 'authenticated';
-  claims: string | null;
-}
-
-/**
- * R1: PostgREST's transaction shape for the same api function: BEGIN; set_config(role, claims);
- * the call; COMMIT (four round trips), as `caller`. A snapshot read's call runs with
- * snapshot_id as the request gave it (null: the current snapshot), as PostgREST would run it.
- */
-export function r1Script(dispatch: CapturedStatement, caller: R1Caller): string {
-  const [, , call, args] = dispatch.params;
-  const callText = unquote(call).replace(/\$1/g, `(${pgbenchSafe(args)}::jsonb)`);
-  return [
-    'BEGIN;',
-    `select pg_catalog.set_config('role', ${quote(caller.role)}, true), pg_catalog.set_config('request.jwt.claims', ${quote(caller.claims ?? '')}, true);`,
-    `select (${callText})::text;`,
-    'COMMIT;',
-    '',
-  ].join('\n');
 }
 
 /** pgbench -M prepared turns every :name into a variable; such text needs the simple protocol. */

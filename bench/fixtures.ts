@@ -1,10 +1,15 @@
-import { SignJWT } from 'jose';
+import { SignJWT, decodeJwt } from 'jose';
 import type postgres from 'postgres';
+import { rng } from '../src/content/generate.js';
 
-export interface BenchUser {
+/** A learner with a real session (signed in through the auth service) and journeys of its own. */
+export interface BenchLearner {
   id: string;
   token: string;
-  enrollmentId: string;
+  /** Its enrollments and the trails they are in. */
+  enrollments: { id: string; trailId: string }[];
+  /** Sparks of its trails, for learning events. */
+  sparkIds: string[];
 }
 
 export interface BenchSession {
@@ -14,23 +19,29 @@ export interface BenchSession {
 
 export interface Fixtures {
   domainSlugs: string[];
+  trailSlugs: string[];
+  trailIds: string[];
+  /** Every spark of the current snapshot, in a fixed shuffled order. */
   sparkSlugs: string[];
-  /** Words of the dataset's titles; one in three misspelled (typo-tolerant search, issue 21). */
-  searchTerms: string[];
-  /** What autocomplete is sent: 3-letter prefixes, and 6-letter prefixes of the misspelled terms. */
-  autocompleteTerms: string[];
-  users: BenchUser[];
-  /** Real sessions (auth issue); empty until a session mint is available. */
+  /** Sparks deep enough in the graph that depth 3 and 10 differ (the hot graph variants). */
+  deepSparkSlugs: string[];
+  /** The dataset's own words (its search lexicon), shuffled: what search and autocomplete are sent. */
+  words: string[];
+  learners: BenchLearner[];
+  /** Sessions for the single-use auth families (refresh, logout), minted per run. */
   sessions: BenchSession[];
-  /** Authorization header of the i-th sampled user (JWT-only routes). */
-  userHeaders(i: number): Record<string, string>;
 }
 
 export const BENCH_JWT_SECRET = 'bench-jwt-secret-for-sparkpath-0123456789abcdef';
 export const BENCH_SERVICE_SECRET = 'bench-service-secret-for-sparkpath-0123456789abcdef';
-export const VARIANTS = 16;
+/** Variants of a hot run: few enough that every answer is cached after the warm-up. */
+export const HOT_VARIANTS = 16;
+/** Distinct argument sets a varied family draws from, where the data allows. */
+export const VARIED_VARIANTS = 10_000;
+/** Learners with real sessions and journeys. */
+export const LEARNERS = 2000;
 
-/** An HS256 access token for a generated user, as a Supabase project would issue it. */
+/** An HS256 access token for a generated user without a session (the synthetic journey owners). */
 export async function signUserToken(userId: string, secret = BENCH_JWT_SECRET, ttlSeconds = 6 * 3600): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   return new SignJWT({ role: 'authenticated', user_role: 'learner', subscription_plan: 'premium', email: `${userId.slice(0, 8)}@bench.local` })
@@ -41,6 +52,9 @@ export async function signUserToken(userId: string, secret = BENCH_JWT_SECRET, t
     .setExpirationTime(now + ttlSeconds)
     .sign(new TextEncoder().encode(secret));
 }
+
+/** The user a token belongs to. */
+export const tokenUser = (token: string) => String(decodeJwt(token).sub);
 
 /**
  * A typo a learner makes, deterministically: two neighbouring letters swapped (the commonest
@@ -53,43 +67,59 @@ export function misspell(term: string, i: number): string {
   return i % 2 === 0 ? term.slice(0, at) + term[at + 1] + term[at] + term.slice(at + 2) : term.slice(0, at) + term.slice(at + 1);
 }
 
+/** The generator's deterministic random numbers (mulberry32), for shuffles and picks. */
+export const random = rng;
+
+/** Fisher-Yates with a fixed seed: popularity in a Zipf mix must not follow id or title order. */
+export function shuffled<T>(items: readonly T[], seed: number): T[] {
+  const out = [...items];
+  const r = random(seed);
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(r() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
 /**
- * Samples request parameters from the loaded dataset (deterministically: setseed), so every
- * family spreads its load over several rows instead of hammering one cached page.
+ * Reads what the families draw their requests from out of the loaded dataset, deterministically.
+ * `learnerTokens` are access tokens of real sessions, one per learner (bench/sessions.ts).
  */
-export async function sampleFixtures(sql: postgres.Sql): Promise<Fixtures> {
-  await sql`select setseed(0.42)`;
+export async function sampleFixtures(sql: postgres.Sql, learnerTokens: string[]): Promise<Fixtures> {
   const snapshot = sql`private.resolve_snapshot_id(null)`;
   const domainSlugs = (await sql<{ slug: string }[]>`
-    select slug from app.domains where snapshot_id = ${snapshot} and is_published order by random() limit ${VARIANTS}`).map((r) => r.slug);
-  // Sparks deep enough in the graph that depth 3 and 10 differ: they have a prerequisite whose
-  // own prerequisites exist.
-  const sparkSlugs = (await sql<{ slug: string }[]>`
-    select s.slug from app.sparks s
-    where s.snapshot_id = ${snapshot}
-      and exists (select 1 from app.spark_links l
-                  join app.spark_links l2 on l2.snapshot_id = l.snapshot_id and l2.target_id = l.source_id
-                  where l.snapshot_id = s.snapshot_id and l.target_id = s.id)
-    order by random() limit ${VARIANTS}`).map((r) => r.slug);
-  const searchTerms = (await sql<{ term: string }[]>`
-    select distinct on (term) term from (
-      select lower(split_part(title, ' ', 1)) as term, random() as r from app.sparks
-      where snapshot_id = ${snapshot} order by r limit 400) t
-    where length(term) >= 3 limit ${VARIANTS}`).map((r, i) => (i % 3 === 2 ? misspell(r.term, i) : r.term));
-  const autocompleteTerms = searchTerms.map((term, i) => (i % 3 === 2 ? term.slice(0, 6) : term.slice(0, 3)));
-  const enrolled = await sql<{ user_id: string; id: string }[]>`
-    select distinct on (user_id) user_id, id from app.enrollments
-    where user_id in (select md5('bench-user-' || g)::uuid from generate_series(1, 200) g)
-    order by user_id, random() limit ${VARIANTS}`;
-  const users = await Promise.all(enrolled.map(async (r) => ({ id: r.user_id, enrollmentId: r.id, token: await signUserToken(r.user_id) })));
-  const fallbackToken = await signUserToken('00000000-0000-4000-8000-00000000beef');
+    select slug from app.domains where snapshot_id = ${snapshot} and is_published order by slug`).map((r) => r.slug);
+  const trails = await sql<{ slug: string; id: string }[]>`select slug, id from app.trails where snapshot_id = ${snapshot} order by slug`;
+  const sparkSlugs = shuffled((await sql<{ slug: string }[]>`select slug from app.sparks where snapshot_id = ${snapshot} order by slug`).map((r) => r.slug), 19);
+  // A prerequisite whose own prerequisites exist: depth 3 and 10 differ.
+  const deepSparkSlugs = (await sql<{ slug: string }[]>`
+    select g.slug from app.spark_graph_nodes g
+    where g.snapshot_id = ${snapshot} and g.round >= 12
+    order by g.slug limit ${HOT_VARIANTS}`).map((r) => r.slug);
+  const words = shuffled((await sql<{ word: string }[]>`
+    select word from app.search_lexicon where snapshot_id = ${snapshot} and char_length(word) >= 3 and word !~ '^[0-9]+$' order by word`).map((r) => r.word), 23);
+  const ids = learnerTokens.map(tokenUser);
+  const enrollments = await sql<{ user_id: string; id: string; trail_id: string }[]>`
+    select user_id, id, trail_id from app.enrollments where user_id = any(${ids}::uuid[]) order by user_id, started_at, id`;
+  const sparksOfTrail = new Map<string, string[]>();
+  for (const row of await sql<{ trail_id: string; spark_id: string }[]>`
+    select trail_id, spark_id from app.trail_spark_positions where snapshot_id = ${snapshot} and ordinal <= 12 order by trail_id, ordinal`) {
+    sparksOfTrail.set(row.trail_id, [...(sparksOfTrail.get(row.trail_id) ?? []), row.spark_id]);
+  }
+  const byUser = new Map<string, { id: string; trailId: string }[]>();
+  for (const e of enrollments) byUser.set(e.user_id, [...(byUser.get(e.user_id) ?? []), { id: e.id, trailId: e.trail_id }]);
+  const learners = learnerTokens.map((token, i) => {
+    const own = byUser.get(ids[i]) ?? [];
+    return { id: ids[i], token, enrollments: own, sparkIds: own.flatMap((e) => sparksOfTrail.get(e.trailId) ?? []) };
+  });
   return {
     domainSlugs,
+    trailSlugs: trails.map((t) => t.slug),
+    trailIds: trails.map((t) => t.id),
     sparkSlugs,
-    searchTerms,
-    autocompleteTerms,
-    users,
+    deepSparkSlugs,
+    words,
+    learners,
     sessions: [],
-    userHeaders: (i) => ({ Authorization: `Bearer ${users.length ? users[i % users.length].token : fallbackToken}` }),
   };
 }

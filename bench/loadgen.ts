@@ -30,10 +30,17 @@ export async function writeRequestsFile(file: string, requests: RequestSpec[]): 
   await writeFile(file, `${lines.join('\n')}\n`);
 }
 
-/** wrk with 2 threads (one per core), no pipelining; the Lua script reports JSON from done(). */
-export async function runWrk(url: string, requestsFile: string, connections: number, seconds: number, mode: 'plain' | 'rotate' | 'consume' = 'plain'): Promise<LoadResult> {
+/** How wrk walks the requests file (bench/wrk/report.lua). */
+export type WrkMode = 'plain' | 'zipf' | 'write' | 'rotate' | 'consume';
+
+/**
+ * wrk with 2 threads (one per core), no pipelining; the Lua script reports JSON from done().
+ * `write` runs need a run id (the idempotency keys' prefix) and a file for the acknowledged ids.
+ */
+export async function runWrk(url: string, requestsFile: string, connections: number, seconds: number, mode: WrkMode = 'plain', write?: { runId: string; ackedFile: string }): Promise<LoadResult> {
   const threads = Math.min(2, connections);
-  const args = ['-t', String(threads), '-c', String(connections), '-d', `${seconds}s`, '--timeout', '5s', '-s', WRK_SCRIPT, url, '--', requestsFile, mode, String(threads)];
+  const args = ['-t', String(threads), '-c', String(connections), '-d', `${seconds}s`, '--timeout', '5s', '-s', WRK_SCRIPT, url, '--', requestsFile, mode, String(threads),
+    ...(write ? [write.runId, write.ackedFile] : [])];
   const run = await runMeasured('wrk', args);
   const line = /WRK_JSON (\{.*\})/.exec(run.stdout)?.[1];
   if (!line) throw new Error(`wrk produced no report (exit ${run.code}): ${run.stdout}\n${run.stderr}`);
@@ -61,6 +68,7 @@ export interface PgbenchTarget {
  * and PostgREST, per-transaction log for exact percentiles.
  */
 export async function runPgbench(target: PgbenchTarget, scripts: string[], connections: number, seconds: number, protocol: 'prepared' | 'simple' = 'prepared'): Promise<LoadResult> {
+  if (scripts.length > 128) throw new Error(`pgbench takes at most 128 scripts, got ${scripts.length}`);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'sparkpath-pgbench-'));
   try {
     const files: string[] = [];

@@ -11,24 +11,26 @@
  * and stops by itself.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
-import { decodeJwt } from 'jose';
+import { loadConfig } from '../src/config.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.js';
 import { prepareDatabase } from '../src/db/database.js';
+import { apiLoginUrl } from '../src/db/login-role.js';
 import { freePort, withDatabase } from '../scripts/test-database.js';
-import { PgLogTap, lastDispatch, needsSimpleProtocol, r1Script, r2Script, unquote, type CapturedStatement, type R1Caller } from './capture.js';
+import { PgLogTap, lastDispatch, needsSimpleProtocol, r2Script, unquote, type CapturedStatement } from './capture.js';
 import { apiPoolSettings, requestKey, type ReplayStatement } from './passthrough.js';
-import { FAMILIES, type Family, type RequestSpec } from './endpoints.js';
-import { BENCH_JWT_SECRET, BENCH_SERVICE_SECRET, VARIANTS, sampleFixtures, type Fixtures } from './fixtures.js';
+import { FAMILIES, GROWTH_GROUPS, type Family, type RequestSpec, type Variant } from './endpoints.js';
+import { BENCH_JWT_SECRET, BENCH_SERVICE_SECRET, HOT_VARIANTS, LEARNERS, VARIED_VARIANTS, sampleFixtures, tokenUser, type Fixtures } from './fixtures.js';
+import { dispatchOf, loadMix, mixScripts, replayable, sameStatement, shapeOf, statementFor, zipfRepeatShare, type MixStatement } from './mix.js';
 import { createSessionMinter, type SessionMinter } from './sessions.js';
 import { npmStartArgs } from './start-command.js';
-import { runPgbench, runWrk, writeRequestsFile, type LoadResult, type PgbenchTarget } from './loadgen.js';
-import { CLK_TCK, peakRssMb, processTicks, rssMb, treeTicks } from './proc.js';
-import { explainFamilies, summariseRun, writeReport, type BenchResults, type FamilyResult, type Measurement, type PreviousRun, type SnapshotCacheUse } from './report.js';
+import { runPgbench, runWrk, writeRequestsFile, type LoadResult, type PgbenchTarget, type WrkMode } from './loadgen.js';
+import { CLK_TCK, peakRssMb, processTicks, rssMb, runMeasured, treeTicks } from './proc.js';
+import { CHEAP_R1_RPS, explainFamilies, summariseRun, writeReport, type BenchResults, type FamilyResult, type ImportRun, type Measurement, type PreviousRun, type SnapshotCacheUse } from './report.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -45,7 +47,7 @@ Measures every endpoint family against its reference points (R1-R4) on a dataset
   --warmup S            seconds of warm-up before each family (default 5, quick 1)
   --connections 8,32    wrk clients and pgbench clients (default 8,32)
   --sparks N            sparks in the dataset (default 50,000, quick 4,000)
-  --growth              also load the 10x dataset and measure the p95 growth ratio (long)
+  --growth              also import the 10x (500,000-spark) bundle and measure every family's p95 growth (long)
   --note "text"         a line for the report's header (who ran it, what was special)
   --out PATH            output without extension (default docs/benchmarks, quick test-artifacts/bench-quick)
   --compare FILE.json   the earlier run to compare with (default: PATH.json as it was before this run)
@@ -77,6 +79,9 @@ const opts = {
   connections: (option('connections') ?? '8,32').split(',').map(Number),
   sparks: Number(option('sparks') ?? (quick ? 4000 : 50_000)),
   users: quick ? 500 : 5000,
+  learners: quick ? 200 : LEARNERS,
+  /** Distinct requests per family at most (graph and path: every spark of the 50,000). */
+  variants: quick ? 2000 : 50_000,
   enrollments: quick ? 2000 : 20_000,
   events: quick ? 20_000 : 500_000,
   out: path.resolve(root, option('out') ?? (quick ? 'test-artifacts/bench-quick' : 'docs/benchmarks')),
@@ -170,37 +175,57 @@ function psql(url: string, file: string, vars: Record<string, number>) {
   if (result.status !== 0) throw new Error(`psql ${file} failed: ${result.stderr}`);
 }
 
-function hasContentCli(): boolean {
-  const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
-  return Boolean(pkg.scripts?.content);
+interface Dataset {
+  source: string;
+  /** The content CLI's import of the bundle, phase by phase (its JSON progress lines). */
+  import: ImportRun;
+  /** Access tokens of the learners' real sessions, one per learner. */
+  learnerTokens: string[];
 }
 
-async function loadDataset(url: string, scale: number): Promise<string> {
+/**
+ * The catalog through the content CLI exactly as an operator runs it (generate, then import
+ * --promote, timed phase by phase from its progress lines), then learners: LEARNERS signed in
+ * through the auth service (real sessions), plus generated users for the rest, with enrollments
+ * and learning events (bench/sql/journeys.sql).
+ */
+async function loadDataset(url: string, scale: number): Promise<Dataset> {
   const sparks = opts.sparks * scale;
-  let source: string;
-  if (hasContentCli()) {
-    const bundle = path.join(tempDir!, `bundle-${scale}.json`);
-    log(`generating ${sparks} sparks with the content CLI`);
-    const gen = spawnSync('sh', ['-c', `npm run --silent content -- generate --sparks ${sparks} --seed 42 > '${bundle}'`], { cwd: root, env: { ...process.env, DATABASE_URL: url }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-    if (gen.status !== 0) throw new Error(`content generate failed: ${gen.stderr}`);
-    log('importing and promoting the bundle');
-    const imp = spawnSync('npm', ['run', '--silent', 'content', '--', 'import', bundle, '--promote'], { cwd: root, env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn' }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-    if (imp.status !== 0) throw new Error(`content import failed: ${imp.stderr}\n${imp.stdout}`);
-    source = `content CLI (generate --sparks ${sparks} --seed 42; import --promote)`;
-  } else {
-    log(`content CLI not on this branch: loading ${sparks} sparks with bench/sql/fallback-content.sql`);
-    psql(url, path.join(root, 'bench/sql/fallback-content.sql'), { sparks });
-    source = `bench/sql/fallback-content.sql (sparks=${sparks}; the content CLI was not available)`;
-  }
-  log(`journeys: ${opts.users * scale} users, ${opts.enrollments * scale} enrollments, ${opts.events * scale} learning events`);
-  psql(url, path.join(root, 'bench/sql/journeys.sql'), { users: opts.users * scale, enrollments: opts.enrollments * scale, events: opts.events * scale });
+  const bundle = path.join(tempDir!, `bundle-${scale}.json`);
+  log(`generating ${sparks} sparks with the content CLI`);
+  const gen = spawnSync('sh', ['-c', `npm run --silent content -- generate --sparks ${sparks} --seed 42 > '${bundle}'`], { cwd: root, env: { ...process.env, DATABASE_URL: url }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (gen.status !== 0) throw new Error(`content generate failed: ${gen.stderr}`);
+  log('importing and promoting the bundle');
+  const began = performance.now();
+  const imp = await runMeasured('npm', ['run', '--silent', 'content', '--', 'import', bundle, '--promote'], { DATABASE_URL: url, LOG_LEVEL: 'warn' }, 4 * 3600_000);
+  if (imp.code !== 0) throw new Error(`content import failed: ${imp.stderr}\n${imp.stdout}`);
+  const phases = imp.stderr.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as ImportRun['phases'][number]);
+  const importRun: ImportRun = { sparks, bundle_mb: statSync(bundle).size / 1e6, seconds: (performance.now() - began) / 1000, cli_cpu_s: imp.cpuSeconds, phases };
+  log(`imported in ${importRun.seconds.toFixed(1)} s: ${phases.map((p) => `${p.phase} ${((p.ms ?? 0) / 1000).toFixed(1)} s`).join(', ')}`);
+
+  const learners = Math.min(opts.learners, opts.users * scale);
+  log(`signing in ${learners} learners through the auth service`);
+  const minter = await createSessionMinter(url, API_ENV);
+  const learnerTokens = minter ? await minter.learners(learners) : [];
+  await minter?.close();
   const sql = postgres(url, { max: 1, onnotice: () => undefined });
   try {
-    await sql`vacuum analyze`;
+    await sql`create table if not exists bench_users (n integer primary key, user_id uuid not null)`;
+    await sql`truncate bench_users`;
+    await sql`insert into bench_users select n, coalesce((${learnerTokens.map(tokenUser)}::uuid[])[n], md5('bench-user-' || n)::uuid)
+              from generate_series(1, ${opts.users * scale}::integer) n`;
   } finally {
     await sql.end();
   }
-  return source;
+  log(`journeys: ${opts.users * scale} users (${learners} signed in), ${opts.enrollments * scale} enrollments, ${opts.events * scale} learning events`);
+  psql(url, path.join(root, 'bench/sql/journeys.sql'), { users: opts.users * scale, enrollments: opts.enrollments * scale, events: opts.events * scale });
+  const vacuum = postgres(url, { max: 1, onnotice: () => undefined });
+  try {
+    await vacuum`vacuum analyze`;
+  } finally {
+    await vacuum.end();
+  }
+  return { source: `content CLI (generate --sparks ${sparks} --seed 42; import --promote)`, import: importRun, learnerTokens };
 }
 
 async function datasetCounts(url: string): Promise<Record<string, number>> {
@@ -241,17 +266,21 @@ const API_ENV = {
   RATE_LIMIT_ANONYMOUS: '1000000',
   RATE_LIMIT_FREE_USER: '1000000',
   RATE_LIMIT_PREMIUM_USER: '1000000',
+  // The learners' sessions are minted once and used for the whole run (up to two hours with --growth).
+  ACCESS_TOKEN_TTL_S: '86400',
 };
 
-async function startApi(databaseUrl: string): Promise<Api> {
+async function startApi(databaseUrl: string, env: Record<string, string> = {}): Promise<Api> {
   const port = await freePort();
   const child = startNode('api', {
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
     PORT: String(port),
     DATABASE_URL: databaseUrl,
+    DATABASE_API_URL: apiLoginUrl(databaseUrl),
     LOG_LEVEL: 'warn',
     ...API_ENV,
+    ...env,
   });
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitForHttp(`${baseUrl}/metadata/health`);
@@ -368,79 +397,120 @@ async function singleUseFile(family: Family, fixtures: Fixtures, minter: Session
   // flight). consume: one session per request; the run stops early when they are used up.
   const sessions = await minter.mint(family.singleUse === 'consume' ? (opts.quick ? 300 : 1500) : connections * 2 + 8);
   const file = path.join(tempDir!, `${family.name}.${rotation++}.requests`);
-  await writeRequestsFile(file, family.requests({ ...fixtures, sessions }));
+  await writeRequestsFile(file, family.variants({ ...fixtures, sessions }).map((v) => v.request));
   return file;
 }
 
 interface PreparedFamily {
   family: Family;
-  requestsFile: string;
-  r1?: string[];
-  r2?: string[];
-  /** R4: the same steady-state statements, per request key, for the passthrough server. */
-  r4?: Record<string, ReplayStatement[]>;
-  protocol: 'prepared' | 'simple';
+  /** Every variant, most popular first: wrk draws them by Zipf's law (the varied mix). */
+  variedFile: string;
+  variants: number;
+  /** R1 and R2 of the varied mix: pgbench scripts drawing from bench_mix. */
+  mix?: { r1: string; r2: string; snapshotRead: boolean };
+  /** The hot run: the first 16 variants round robin, with R2 (steady-state statements) and R4. */
+  hot?: { file: string; r2?: string[]; r4: Record<string, ReplayStatement[]> };
+  /** R4 of the varied mix: the statement of every variant, for the passthrough server. */
+  r4: Record<string, ReplayStatement[]>;
+  /** Snapshot content: the api functions it reads with (their calls count the cache's misses). */
+  snapshot?: { functions: string[] };
+  /** Distinct calls (function and arguments, whoever asks): the body cache's keys. */
+  distinctCalls?: number;
+  /** What the EXPLAIN runs: the most popular variant's call in PostgREST's shape. */
+  explain?: string;
   note?: string;
-  /** Set for snapshot content (private.dispatch_snapshot_read): the api functions it reads with. */
-  snapshot?: { functions: string[]; distinctCalls: number };
 }
 
-const SNAPSHOT_READ = 'private.dispatch_snapshot_read(';
+/** The statements the passthrough server replays for a request: what the API sends on a miss. */
+function replayOf(statement: MixStatement, text: string): ReplayStatement[] {
+  const params = [statement.role, statement.claims ?? '', statement.call, statement.args];
+  return [{ text, params: statement.snapshotRead ? [...params, '{}'] : params }];
+}
 
-async function prepareFamily(family: Family, fixtures: Fixtures, api: Api, tap: PgLogTap, dir: string): Promise<PreparedFamily | { family: Family; unavailable: string }> {
-  const requests = family.requests(fixtures);
-  if (requests.length === 0) return { family, unavailable: 'no request variants (the dataset lacks what it needs)' };
-  const requestsFile = path.join(dir, `${family.name}.requests`);
-  await writeRequestsFile(requestsFile, requests);
-  if (family.singleUse) {
-    // Single-use tokens: no probe, no replay (a replayed statement would be a token reuse).
-    return { family, requestsFile, protocol: 'prepared', note: `single-use tokens (${family.singleUse}): R1/R2 not replayable` };
+const quoteLiteral = (text: string) => `'${text.replaceAll("'", "''")}'`;
+const functionOf = (call: string) => /^api\.([a-z_0-9]+)\(/.exec(call)?.[1];
+
+/**
+ * Builds a family's varied mix: captures (from the Postgres log) the statement of the first
+ * variant of each argument shape and builds every other variant's from it; the second variant of
+ * each shape is captured too and must come out exactly as built. Loads the statements into
+ * bench_mix for pgbench, writes wrk's request files, and captures the hot run's steady-state
+ * statements (R2 and R4 of the hot run).
+ */
+async function prepareFamily(family: Family, fixtures: Fixtures, api: Api, tap: PgLogTap, dir: string, sql: postgres.Sql): Promise<PreparedFamily | { family: Family; unavailable: string }> {
+  const variants = family.variants(fixtures).slice(0, opts.variants);
+  if (variants.length === 0) return { family, unavailable: 'no request variants (the dataset lacks what it needs)' };
+  const variedFile = path.join(dir, `${family.name}.requests`);
+  await writeRequestsFile(variedFile, variants.map((v) => v.request));
+  if (family.singleUse || family.write) {
+    const status = family.singleUse ? 200 : await probe(api.baseUrl, { ...variants[0].request, body: variants[0].request.body?.replace('BENCH_KEY', 'bench-probe') });
+    if (status < 200 || status > 299) return { family, unavailable: `probe ${variants[0].request.method} ${variants[0].request.path} answered ${status}` };
+    const note = family.singleUse
+      ? `single-use tokens (${family.singleUse}): R1/R2 not replayable`
+      : 'every request a new write with its own idempotency key; R1/R2 not measured (a replayed write is a retry)';
+    return { family, variedFile, variants: variants.length, r4: {}, note };
   }
-  const r1: string[] = [];
-  const r2: string[] = [];
-  const r4: Record<string, ReplayStatement[]> = {};
-  const snapshotCalls = new Set<string>();
-  for (const request of requests) {
-    // Twice: the first request shows what a miss sends, the second what the API sends in steady
-    // state (for snapshot content the same statement, now naming the version whose body the
-    // API holds, so the database skips the content query).
-    const cold = await captureRequest(api, tap, request);
-    if (typeof cold === 'number') return { family, unavailable: `probe ${request.method} ${request.path} answered ${cold}` };
-    const warm = await captureRequest(api, tap, request);
-    if (typeof warm === 'number') return { family, unavailable: `probe ${request.method} ${request.path} answered ${warm}` };
-    if (warm.length > 0) r2.push(r2Script(warm));
-    r4[requestKey(request.method, request.path, request.headers?.Authorization)] = warm.map((x) => ({
-      text: x.text,
-      params: x.params.map((literal) => (literal === 'NULL' ? null : unquote(literal))),
-    }));
-    const dispatch = lastDispatch(cold) ?? lastDispatch(warm);
-    if (dispatch) {
-      r1.push(r1Script(dispatch, r1Caller(request)));
-      if (dispatch.text.includes(SNAPSHOT_READ)) snapshotCalls.add(unquote(dispatch.params[2]) + unquote(dispatch.params[3]));
+
+  // One captured statement per argument shape, and a second one to check the built statements.
+  const samples = new Map<string, { statement: MixStatement; text: string }>();
+  const checks: { variant: Variant; statement: MixStatement }[] = [];
+  for (const variant of variants) {
+    const shape = shapeOf(variant);
+    if (samples.has(shape) && checks.some((c) => shapeOf(c.variant) === shape)) continue;
+    const captured = await captureRequest(api, tap, variant.request);
+    if (typeof captured === 'number') return { family, unavailable: `probe ${variant.request.method} ${variant.request.path} answered ${captured}` };
+    const last = lastDispatch(captured);
+    const statement = last && dispatchOf(last);
+    if (!last || !statement) return { family, unavailable: `no dispatcher statement captured for ${variant.request.path}` };
+    if (samples.has(shape)) checks.push({ variant, statement });
+    else samples.set(shape, { statement, text: last.text });
+  }
+  for (const check of checks) {
+    const built = statementFor(check.variant, samples.get(shapeOf(check.variant))!.statement);
+    if (!sameStatement(built, check.statement)) {
+      throw new Error(`${family.name}: the statement built for ${check.variant.request.path} differs from the one the API sent.\nbuilt: ${JSON.stringify(built)}\nsent:  ${JSON.stringify(check.statement)}\nFix its variants' args in bench/endpoints.ts.`);
     }
   }
-  const protocol = [...r1, ...r2].some(needsSimpleProtocol) ? 'simple' : 'prepared';
-  const notes = [];
-  if (protocol === 'simple') notes.push('pgbench used -M simple (the statement text contains :names)');
-  const snapshot = snapshotCalls.size > 0
-    ? { functions: [...new Set([...snapshotCalls].map((call) => /^api\.([a-z_0-9]+)\(/.exec(call)?.[1]).filter((f): f is string => Boolean(f)))], distinctCalls: snapshotCalls.size }
-    : undefined;
-  if (snapshot) {
-    notes.push(`snapshot content (${snapshot.functions.map((f) => `api.${f}`).join(', ')}) through the snapshot body cache: R2 replays the steady-state statement (session check and snapshot resolution, no content query), R1 runs the content function every time, as PostgREST would, which is what a cache miss costs the database`);
-  }
-  return {
-    family, requestsFile, protocol, snapshot,
-    r1: r1.length === requests.length ? r1 : undefined,
-    r2: r2.length === requests.length ? r2 : undefined,
-    r4,
-    note: notes.length ? notes.join('; ') : undefined,
-  };
-}
+  const statements = variants.map((v) => statementFor(v, samples.get(shapeOf(v))!.statement));
+  await loadMix(sql, family.name, statements);
+  const snapshotRead = statements[0].snapshotRead;
+  const r4: Record<string, ReplayStatement[]> = {};
+  variants.forEach((v, i) => (r4[requestKey(v.request.method, v.request.path, v.request.headers?.Authorization)] = replayOf(statements[i], samples.get(shapeOf(v))!.text)));
 
-/** PostgREST runs a request with a bearer token as `authenticated` with its payload as claims. */
-function r1Caller(request: RequestSpec): R1Caller {
-  const bearer = /^Bearer (.+)$/.exec(request.headers?.Authorization ?? '')?.[1];
-  return bearer ? { role: 'authenticated', claims: JSON.stringify(decodeJwt(bearer)) } : { role: 'anon', claims: null };
+  let hot: PreparedFamily['hot'];
+  if (family.hot || variants.length <= HOT_VARIANTS) {
+    const hotVariants = variants.slice(0, HOT_VARIANTS);
+    const file = path.join(dir, `${family.name}.hot.requests`);
+    await writeRequestsFile(file, hotVariants.map((v) => v.request));
+    const r2: string[] = [];
+    const hotR4: Record<string, ReplayStatement[]> = {};
+    for (const v of hotVariants) {
+      // Twice: the second request shows what the API sends in steady state (for snapshot
+      // content the version whose body it holds, so the database skips the content query).
+      await captureRequest(api, tap, v.request);
+      const warm = await captureRequest(api, tap, v.request);
+      if (typeof warm === 'number' || warm.length === 0) continue;
+      r2.push(r2Script(warm));
+      hotR4[requestKey(v.request.method, v.request.path, v.request.headers?.Authorization)] = warm.map((x) => ({ text: x.text, params: x.params.map((literal) => (literal === 'NULL' ? null : unquote(literal))) }));
+    }
+    hot = { file, r2: r2.length === hotVariants.length ? r2 : undefined, r4: hotR4 };
+  }
+  const functions = [...new Set(statements.map((x) => functionOf(x.call)).filter((f): f is string => Boolean(f)))];
+  const notes = [`${variants.length.toLocaleString('en')} distinct requests in ${samples.size} argument shape${samples.size === 1 ? '' : 's'} (${checks.length} built statement${checks.length === 1 ? '' : 's'} checked against the API's)`];
+  if (snapshotRead) notes.push(`snapshot content (${functions.map((f) => `api.${f}`).join(', ')}) through the snapshot body cache`);
+  const top = statements[0];
+  return {
+    family, variedFile, variants: variants.length,
+    mix: { ...mixScripts(family.name, snapshotRead), snapshotRead },
+    hot, r4,
+    snapshot: snapshotRead ? { functions } : undefined,
+    distinctCalls: new Set(statements.map((x) => `${x.call} ${x.args}`)).size,
+    explain: [
+      `select pg_catalog.set_config('role', ${quoteLiteral(top.role)}, true), pg_catalog.set_config('request.jwt.claims', ${quoteLiteral(top.claims ?? '')}, true)`,
+      `select (${top.call.replace(/\$1/g, `(${quoteLiteral(top.args)}::jsonb)`)})::text`,
+    ].join(';\n'),
+    note: notes.join('; '),
+  };
 }
 
 /** Sends one request and returns the statements the API sent for it (or the HTTP status on failure). */
@@ -488,10 +558,10 @@ async function main() {
   const pgPid = postmasterPid(dataDir);
   const adminUrl = pg.adminUrl;
   const baseDbUrl = withDatabase(adminUrl, 'sparkpath');
-  await prepareDatabase(baseDbUrl, { seed: false });
+  await prepareDatabase(baseDbUrl, { seed: false, enableLocalApiLogin: true });
   const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined });
 
-  const datasetSource = await loadDataset(baseDbUrl, 1);
+  const dataset = await loadDataset(baseDbUrl, 1);
   const counts = await datasetCounts(baseDbUrl);
   log(`dataset: ${JSON.stringify(counts)}`);
 
@@ -499,10 +569,9 @@ async function main() {
   const startRss = api.child.pid ? rssMb(api.child.pid) : undefined;
   const routes = await availableRoutes(api.baseUrl);
   const dbSql = postgres(baseDbUrl, { max: 1, onnotice: () => undefined });
-  const fixtures = await sampleFixtures(dbSql);
-  await dbSql.end();
+  const fixtures = await sampleFixtures(dbSql, dataset.learnerTokens);
   const minter = await createSessionMinter(baseDbUrl, API_ENV);
-  if (minter) fixtures.sessions = await minter.mint(VARIANTS);
+  if (minter) fixtures.sessions = await minter.mint(HOT_VARIANTS);
 
   const selected = FAMILIES.filter((f) => !opts.only || opts.only.some((o) => f.name.startsWith(o)));
   const results: FamilyResult[] = [];
@@ -515,7 +584,8 @@ async function main() {
       results.push({ name: family.name, group: family.group, route: family.route, available: false, reason: `${family.route} is not in /openapi.json`, byConnections: {} });
       continue;
     }
-    const p = await prepareFamily(family, fixtures, api, tap, tempDir);
+    log(`preparing ${family.name}`);
+    const p = await prepareFamily(family, fixtures, api, tap, tempDir, dbSql);
     if ('unavailable' in p) {
       results.push({ name: family.name, group: family.group, route: family.route, available: false, reason: p.unavailable, byConnections: {} });
       continue;
@@ -523,7 +593,11 @@ async function main() {
     prepared.push(p);
   }
   await setStatementLogging(admin, false);
+  await dbSql.end();
   tap.lines.length = 0;
+  // Preparing ran requests through the API: start the measured runs from an empty body cache.
+  await stopChild(api.child);
+  api = await startApi(baseDbUrl);
 
   const target = (url: string): PgbenchTarget => {
     const u = new URL(url);
@@ -544,79 +618,118 @@ async function main() {
   }
   await stopChild(hello);
 
-  // R4: the Node floor, one passthrough server replaying every family's captured statements.
+  // R4: the Node floor, one passthrough server replaying the statements of every request (the
+  // varied mixes' miss statements and the hot runs' steady-state ones).
   const replayFile = path.join(tempDir, 'replay.json');
-  await writeFile(replayFile, JSON.stringify(Object.assign({}, ...prepared.map((p) => p.r4 ?? {}))));
+  await writeFile(replayFile, JSON.stringify(Object.assign({}, ...prepared.map((p) => ({ ...p.r4, ...p.hot?.r4 })))));
   const passPort = await freePort();
   const pass = startNode('bench/passthrough.ts', { PORT: String(passPort), DATABASE_URL: baseDbUrl, STATEMENTS: replayFile, NODE_ENV: 'production' });
   await waitForHttp(`http://127.0.0.1:${passPort}/`, 60_000, true);
+  const passUrl = `http://127.0.0.1:${passPort}`;
 
   const statsSql = postgres(baseDbUrl, { max: 1, onnotice: () => undefined });
+  const pids = () => ({ api: api.child.pid, postgres: pgPid });
   for (const p of prepared) {
-    const entry: FamilyResult = { name: p.family.name, group: p.family.group, route: p.family.route, available: true, note: p.note, byConnections: {} };
-    if (p.snapshot) entry.snapshot_cache = { functions: p.snapshot.functions, variants: p.family.requests(fixtures).length, distinct_calls: p.snapshot.distinctCalls, byConnections: {} };
+    const entry: FamilyResult = { name: p.family.name, group: p.family.group, route: p.family.route, available: true, note: p.note, variants: p.variants, byConnections: {} };
+    if (p.snapshot) entry.snapshot_cache = { functions: p.snapshot.functions, variants: p.variants, distinct_calls: p.distinctCalls ?? p.variants, byConnections: {} };
     for (const c of opts.connections) {
       log(`${p.family.name} at ${c} connections`);
       // Rotating families (refresh) get fresh single-use tokens for every wrk invocation: a
-      // token left in flight when a run stops must never be presented again.
-      // Minted before the runs, so minting never falls inside a measured window.
-      const mode = p.family.singleUse ?? 'plain';
+      // token left in flight when a run stops must never be presented again. Minted before the
+      // runs, so minting never falls inside a measured window.
+      const mode: WrkMode = p.family.singleUse ?? (p.family.write ? 'write' : 'zipf');
       const files: string[] = [];
-      for (let i = 0; i < 4; i++) files.push(p.family.singleUse && minter ? await singleUseFile(p.family, fixtures, minter, c) : p.requestsFile);
-      await runWrk(api.baseUrl, files[0], c, opts.warmupSeconds, mode);
-      let next = 1;
+      for (let i = 0; i < 4; i++) files.push(p.family.singleUse && minter ? await singleUseFile(p.family, fixtures, minter, c) : p.variedFile);
+      const writes = p.family.write ? { runId: `bench-${started.getTime()}-${c}`, acked: [] as string[] } : undefined;
+      let next = 0;
+      const run = async (seconds: number) => {
+        const index = next++;
+        const ackedFile = path.join(tempDir!, `${p.family.name}.${c}.${index}.acked`);
+        const result = await runWrk(api.baseUrl, files[index], c, seconds, mode, writes && { runId: `${writes.runId}-${index}`, ackedFile });
+        if (writes && existsSync(ackedFile)) writes.acked.push(...readFileSync(ackedFile, 'utf8').split('\n').filter(Boolean));
+        return result;
+      };
+      await run(opts.warmupSeconds);
       const counter = p.snapshot ? snapshotCacheCounter(statsSql, p.snapshot.functions) : undefined;
-      const apiRun = await measure(() => runWrk(api.baseUrl, files[next++], c, opts.runSeconds, mode), { api: api.child.pid, postgres: pgPid }, counter?.window);
+      const apiRun = await measure(() => run(opts.runSeconds), pids(), counter?.window);
       if (counter && entry.snapshot_cache) entry.snapshot_cache.byConnections[c] = counter.result(apiRun.requests);
-      const r1 = p.r1 ? await measure(() => runPgbench(target(baseDbUrl), p.r1!, c, opts.runSeconds, p.protocol), { postgres: pgPid }) : undefined;
-      const r2 = p.r2 ? await measure(() => runPgbench(target(baseDbUrl), p.r2!, c, opts.runSeconds, p.protocol), { postgres: pgPid }) : undefined;
+      const r1 = p.mix ? await measure(() => runPgbench(target(baseDbUrl), [p.mix!.r1], c, opts.runSeconds, 'simple'), { postgres: pgPid }) : undefined;
+      const r2 = p.mix ? await measure(() => runPgbench(target(baseDbUrl), [p.mix!.r2], c, opts.runSeconds, 'prepared'), { postgres: pgPid }) : undefined;
+      // The Node floor on the same mix, where the database is cheap enough for Node to matter.
       let r4: Measurement | undefined;
-      if (p.r4 && !p.family.singleUse) {
-        const passUrl = `http://127.0.0.1:${passPort}`;
-        await runWrk(passUrl, p.requestsFile, c, opts.warmupSeconds);
-        r4 = await measure(() => runWrk(passUrl, p.requestsFile, c, opts.runSeconds), { api: pass.pid, postgres: pgPid });
+      if (p.mix && (r1?.rps ?? 0) >= CHEAP_R1_RPS) {
+        await runWrk(passUrl, p.variedFile, c, opts.warmupSeconds, 'zipf');
+        r4 = await measure(() => runWrk(passUrl, p.variedFile, c, opts.runSeconds, 'zipf'), { api: pass.pid, postgres: pgPid });
       }
-      entry.byConnections[c] = { api: apiRun, r1, r2, r3: r3[c], r4 };
+      let hot: FamilyResult['byConnections'][number]['hot'];
+      if (p.hot && p.variants > HOT_VARIANTS) {
+        await runWrk(api.baseUrl, p.hot.file, c, opts.warmupSeconds);
+        const hotApi = await measure(() => runWrk(api.baseUrl, p.hot!.file, c, opts.runSeconds), pids());
+        const protocol = p.hot.r2?.some(needsSimpleProtocol) ? 'simple' : 'prepared';
+        const hotR2 = p.hot.r2 ? await measure(() => runPgbench(target(baseDbUrl), p.hot!.r2!, c, opts.runSeconds, protocol), { postgres: pgPid }) : undefined;
+        hot = { api: hotApi, r2: hotR2 };
+      }
+      entry.byConnections[c] = { api: apiRun, r1, r2, r3: r3[c], r4, hot };
+      if (writes) entry.writes = { ...entry.writes, [c]: await checkWrites(baseDbUrl, p.family.write!.table, writes.acked) };
       entry.api_rss_after_mb = { ...entry.api_rss_after_mb, [c]: api.child.pid ? rssMb(api.child.pid) : undefined };
     }
     results.push(entry);
   }
-
   await statsSql.end();
   await stopChild(pass);
-  await minter?.close();
   const peakRss = api.child.pid ? peakRssMb(api.child.pid) : undefined;
   log(`API peak RSS ${peakRss?.toFixed(1)} MB`);
+  await stopChild(api.child);
+
+  // The same varied mixes with the body cache off: every snapshot read runs its content query.
+  const cached = prepared.filter((p) => p.snapshot);
+  if (cached.length) {
+    api = await startApi(baseDbUrl, { SNAPSHOT_CACHE_MB: '0' });
+    for (const p of cached) {
+      const entry = results.find((r) => r.name === p.family.name)!;
+      for (const c of opts.connections) {
+        log(`${p.family.name} at ${c} connections, body cache off`);
+        await runWrk(api.baseUrl, p.variedFile, c, opts.warmupSeconds, 'zipf');
+        entry.byConnections[c].cache_off = await measure(() => runWrk(api.baseUrl, p.variedFile, c, opts.runSeconds, 'zipf'), pids());
+      }
+    }
+    await stopChild(api.child);
+  }
+  await minter?.close();
 
   // EXPLAIN (ANALYZE, BUFFERS) of the statements behind the slowest families (auto_explain).
   const explains = await explainFamilies(baseDbUrl, prepared, results);
-  await stopChild(api.child);
 
   let growth: BenchResults['growth'] = { run: false, reason: 'not run: pass --growth (loads a 10x dataset, takes long)' };
+  let bigImport: ImportRun | undefined;
   if (opts.growth) {
     log('growth: loading the 10x dataset into a second database');
     await admin.unsafe('create database sparkpath_10x');
     const bigUrl = withDatabase(adminUrl, 'sparkpath_10x');
-    await prepareDatabase(bigUrl, { seed: false });
-    const bigSource = await loadDataset(bigUrl, 10);
+    await prepareDatabase(bigUrl, { seed: false, enableLocalApiLogin: true });
+    const bigDataset = await loadDataset(bigUrl, 10);
+    bigImport = bigDataset.import;
     const bigCounts = await datasetCounts(bigUrl);
     api = await startApi(bigUrl);
     const bigSql = postgres(bigUrl, { max: 1, onnotice: () => undefined });
-    const bigFixtures = await sampleFixtures(bigSql);
+    const bigFixtures = await sampleFixtures(bigSql, bigDataset.learnerTokens);
     await bigSql.end();
     const ratios: Record<string, { base_p95_ms: number; x10_p95_ms: number; ratio: number }> = {};
     for (const p of prepared) {
-      if (p.family.singleUse || p.family.group === 'auth' || p.family.group === 'metadata') continue;
+      if (p.family.singleUse || !GROWTH_GROUPS.includes(p.family.group)) continue;
       const file = path.join(tempDir, `${p.family.name}.10x.requests`);
-      await writeRequestsFile(file, p.family.requests(bigFixtures));
+      await writeRequestsFile(file, p.family.variants(bigFixtures).slice(0, opts.variants).map((v) => v.request));
+      const mode: WrkMode = p.family.write ? 'write' : 'zipf';
+      const write = (i: number) => (p.family.write ? { runId: `bench-${started.getTime()}-10x-${i}`, ackedFile: path.join(tempDir!, `${p.family.name}.10x.${i}.acked`) } : undefined);
       log(`growth ${p.family.name} at 8 connections`);
-      await runWrk(api.baseUrl, file, 8, opts.warmupSeconds);
-      const m = await measure(() => runWrk(api.baseUrl, file, 8, opts.runSeconds), { api: api.child.pid, postgres: pgPid });
+      let i = 0;
+      await runWrk(api.baseUrl, file, 8, opts.warmupSeconds, mode, write(i++));
+      const m = await measure(() => runWrk(api.baseUrl, file, 8, opts.runSeconds, mode, write(i++)), pids());
       const base = results.find((r) => r.name === p.family.name)?.byConnections[8]?.api;
       if (base) ratios[p.family.name] = { base_p95_ms: base.p95_ms, x10_p95_ms: m.p95_ms, ratio: m.p95_ms / base.p95_ms };
     }
     await stopChild(api.child);
-    growth = { run: true, dataset: bigCounts, source: bigSource, ratios };
+    growth = { run: true, dataset: bigCounts, source: bigDataset.source, ratios };
   }
   await admin.end();
 
@@ -634,8 +747,14 @@ async function main() {
       wrk: spawnSync('wrk', ['--version'], { encoding: 'utf8' }).stdout.split('\n')[0] || 'wrk',
       pgbench: spawnSync('pgbench', ['--version'], { encoding: 'utf8' }).stdout.trim(),
     },
-    settings: { run_seconds: opts.runSeconds, warmup_seconds: opts.warmupSeconds, connections: opts.connections, wrk_threads: 2, pgbench_jobs: 2, api_pool_max: apiPool.DB_POOL_MAX, api_pipeline_depth: apiPool.DB_PIPELINE_DEPTH },
-    dataset: { source: datasetSource, counts },
+    settings: {
+      run_seconds: opts.runSeconds, warmup_seconds: opts.warmupSeconds, connections: opts.connections, wrk_threads: 2, pgbench_jobs: 2,
+      api_pool_max: apiPool.DB_POOL_MAX, api_pipeline_depth: apiPool.DB_PIPELINE_DEPTH, snapshot_cache_mb: apiCacheMb(),
+      max_variants: opts.variants, hot_variants: HOT_VARIANTS, learners: opts.learners, cheap_r1_rps: CHEAP_R1_RPS,
+      wall_seconds: Math.round((Date.now() - started.getTime()) / 1000),
+    },
+    dataset: { source: dataset.source, counts },
+    imports: [dataset.import, ...(bigImport ? [bigImport] : [])],
     api_peak_rss_mb: peakRss,
     api_start_rss_mb: startRss,
     families: results,
@@ -647,6 +766,21 @@ async function main() {
   await writeFile(`${opts.out}.json`, `${JSON.stringify(output, null, 2)}\n`);
   await writeFile(`${opts.out}.md`, writeReport(output));
   log(`wrote ${path.relative(root, opts.out)}.json and .md`);
+}
+
+/** The body cache budget the API runs with (its default unless the environment sets one). */
+const apiCacheMb = () => loadConfig({ SNAPSHOT_CACHE_MB: process.env.SNAPSHOT_CACHE_MB }).SNAPSHOT_CACHE_MB;
+
+/** Every acknowledged write must be in the database: the ids wrk kept from 2xx answers, looked up. */
+async function checkWrites(url: string, table: string, acked: string[]): Promise<{ acknowledged: number; found: number }> {
+  const sql = postgres(url, { max: 1, onnotice: () => undefined });
+  try {
+    const unique = [...new Set(acked)];
+    const [row] = await sql.unsafe<{ found: number }[]>(`select count(*)::int as found from ${table} where id = any($1::uuid[])`, [unique]);
+    return { acknowledged: unique.length, found: row.found };
+  } finally {
+    await sql.end();
+  }
 }
 
 async function pgVersion(url: string): Promise<string> {

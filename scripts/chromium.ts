@@ -1,5 +1,5 @@
-import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { aptInstall } from './apt.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
@@ -11,10 +11,5 @@ export function ensureChromium(log: (line: string) => void): void {
     return;
   }
   log('installing chromium from Debian');
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const install = () => spawnSync('apt-get', ['install', '-y', '-qq', 'chromium'], { stdio: 'inherit', env });
-  if (install().status !== 0) {
-    spawnSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
-    if (install().status !== 0) throw new Error('apt-get could not install chromium');
-  }
+  aptInstall(['chromium']);
 }

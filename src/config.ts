@@ -29,9 +29,37 @@ const integer = (fallback: number, min: number, max: number) =>
  */
 export const SESSION_IDLE_CLOCK_SKEW_S = 10;
 
+/** The `iss` of the tokens this API signs when JWT_ISSUER is not set. */
+export const TOKEN_ISSUER_DEFAULT = 'sparkpath';
+
 /** The inactivity limit: as configured, else the access-token lifetime plus the clock skew. */
 const idleTimeout = (env: { SESSION_IDLE_TIMEOUT_S?: number; ACCESS_TOKEN_TTL_S: number }) =>
   env.SESSION_IDLE_TIMEOUT_S ?? env.ACCESS_TOKEN_TTL_S + SESSION_IDLE_CLOCK_SKEW_S;
+
+/**
+ * Where the front-end dev servers people start next to the API listen (Vite's dev server and
+ * its preview), on both loopback names: CORS_ALLOWED_ORIGINS outside production when unset.
+ */
+export const DEV_FRONTEND_ORIGINS = ['http://localhost:5173', 'http://127.0.0.1:5173', 'http://localhost:4173', 'http://127.0.0.1:4173'] as const;
+
+/** The explorer's page the identity providers send the browser back to (AUTH_CALLBACK_URL's default path). */
+export const EXPLORER_CALLBACK_PATH = '/explore/callback';
+
+/** The first entry of a comma-separated list that is not a bare http(s) origin, if any. */
+function malformedOrigin(list: string): string | undefined {
+  return list
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean)
+    .find((origin) => {
+      try {
+        const parsed = new URL(origin);
+        return parsed.origin !== origin || !['http:', 'https:'].includes(parsed.protocol);
+      } catch {
+        return true;
+      }
+    });
+}
 
 const optionalText = z
   .string()
@@ -45,7 +73,15 @@ export const configSchema = z
     PORT: integer(3000, 0, 65535),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
+    // The owner connection: migrations, the seed, the content CLI, start-up writes.
     DATABASE_URL: optionalText.pipe(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
+    // The API's own connections: the least-privilege login role (sparkpath_api), which can only
+    // become a request role. Unset: the embedded database's, or DATABASE_URL, which the server
+    // refuses in production (src/server.ts); the CLIs use the owner connection anyway.
+    DATABASE_API_URL: optionalText.pipe(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
+    // A read replica (a streaming standby; on Supabase a read replica's connection string): reads
+    // go there, writes and everything about sign-in never (docs/architecture.md, "Beyond one machine").
+    DATABASE_READ_URL: optionalText.pipe(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
     EMBEDDED_PG_DATA_DIR: z.string().min(1).default('.data/postgres'),
     EMBEDDED_PG_PORT: integer(54329, 1024, 65535),
     // (2 × cores): on the 2-core bench machine (2026-11-22) pools of 2-4 gave the best p95; more
@@ -56,6 +92,9 @@ export const configSchema = z
     DB_PIPELINE_DEPTH: integer(2, 1, 100),
     DB_STATEMENT_TIMEOUT_MS: integer(5000, 100, 600_000),
     DB_CONNECT_TIMEOUT_S: integer(3, 1, 60),
+    // Named prepared statements: `auto` is on, except on port 6543, Supavisor's transaction
+    // pooler, which cannot keep them (src/db/connection-mode.ts, docs/supabase.md).
+    DB_PREPARE: z.enum(['auto', 'true', 'false']).default('auto'),
     // The one in-memory cache: bodies of immutable snapshot content (src/db/snapshot-cache.ts).
     // Under the 128 MB heap npm start sets; 0 keeps nothing (every read runs its query).
     SNAPSHOT_CACHE_MB: integer(32, 0, 1024),
@@ -69,6 +108,9 @@ export const configSchema = z
     JWT_SIGNING_KEY: optionalText,
     JWT_SIGNING_KEY_ID: optionalText,
 
+    // Issuers whose tokens are accepted (comma-separated); unset: derived below.
+    JWT_ACCEPTED_ISSUERS: optionalText,
+
     SERVICE_AUTH_SECRET: optionalText.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
 
     DEV_BYPASS_AUTH: booleanFlag,
@@ -79,10 +121,16 @@ export const configSchema = z
     // (docs/learning.md), passed to the database as the connection setting sparkpath.home_page.
     PUBLIC_BASE_URL: z.url({ protocol: /^https?$/ }).transform((url) => url.replace(/\/+$/, '')).default('http://localhost:3000'),
 
+    // Front ends that may call the API from a browser page of another origin (docs/api.md, CORS).
+    // Unset: the local dev servers outside production (DEV_FRONTEND_ORIGINS), none in production.
+    CORS_ALLOWED_ORIGINS: z.string().optional(),
+
     // Sign-in and sessions (docs/auth.md). Provider endpoints default to the real providers.
-    AUTH_CALLBACK_URL: z.url({ protocol: /^https?$/ }).default('http://localhost:3000/auth/callback'),
-    AUTH_ALLOWED_REDIRECT_ORIGINS: z.string().default('http://localhost:3000'),
-    AUTH_DEFAULT_REDIRECT_URL: z.url({ protocol: /^https?$/ }).default('http://localhost:3000/'),
+    // Unset, the three below name this server on localhost:PORT (filled in below), so the
+    // explorer's sign-in works on whichever port `npm start` serves.
+    AUTH_CALLBACK_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
+    AUTH_ALLOWED_REDIRECT_ORIGINS: z.string().optional(),
+    AUTH_DEFAULT_REDIRECT_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
     ACCESS_TOKEN_TTL_S: integer(3600, 30, 86_400),
     // Default: ACCESS_TOKEN_TTL_S + SESSION_IDLE_CLOCK_SKEW_S (filled in below), the spec's state
     // table: a session whose access token expired without a refresh is ended by the cleanup.
@@ -93,6 +141,10 @@ export const configSchema = z
     SESSION_CLEANUP_INTERVAL_S: integer(300, 0, 86_400),
     OAUTH_ALLOW_INSECURE_HTTP: booleanFlag,
     OAUTH_HTTP_TIMEOUT_S: integer(10, 1, 60),
+
+    // The local OpenID provider of `npm start` (src/auth/dev-identity-provider.ts), provider `dev`.
+    // auto: on in development when neither Google nor GitHub is configured.
+    DEV_SIGN_IN: z.enum(['auto', 'true', 'false']).default('auto'),
 
     GOOGLE_CLIENT_ID: optionalText,
     GOOGLE_CLIENT_SECRET: optionalText,
@@ -109,6 +161,18 @@ export const configSchema = z
     GITHUB_TOKEN_URL: z.url().default('https://github.com/login/oauth/access_token'),
     GITHUB_API_URL: z.url().default('https://api.github.com'),
     GITHUB_SCOPES: z.string().min(1).default('read:user user:email'),
+
+    // A Supabase project (docs/supabase.md): its URL and anon (publishable) key; who owns sign-in.
+    SUPABASE_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
+    SUPABASE_ANON_KEY: optionalText,
+    // How requests reach the api functions: `postgres`, the login role's connection and the
+    // dispatcher; `supabase`, the project's Data API (PostgREST) as the caller, through
+    // supabase-js (src/db/data-api-rpc.ts). Sign-in, sessions and migrations keep the connection.
+    DATA_API: z.enum(['postgres', 'supabase']).default('postgres'),
+    // Where the Data API answers (its /rest/v1); unset: SUPABASE_URL (filled in below).
+    DATA_API_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
+    AUTH_PROVIDER: z.enum(['builtin', 'supabase']).default('builtin'),
+    SUPABASE_AUTH_LOGOUT_SCOPE: z.enum(['local', 'global']).default('local'),
 
     // Rate limits: requests per window per caller; 0 means unlimited for that role.
     RATE_LIMITS_ENABLED: trueUnlessFalse,
@@ -129,16 +193,12 @@ export const configSchema = z
     if (env.OAUTH_ALLOW_INSECURE_HTTP && env.NODE_ENV === 'production') {
       ctx.addIssue({ code: 'custom', path: ['OAUTH_ALLOW_INSECURE_HTTP'], message: 'must not be true when NODE_ENV=production' });
     }
-    for (const origin of env.AUTH_ALLOWED_REDIRECT_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean)) {
-      let parsed: URL | undefined;
-      try {
-        parsed = new URL(origin);
-      } catch {
-        parsed = undefined;
-      }
-      if (!parsed || parsed.origin !== origin || !['http:', 'https:'].includes(parsed.protocol)) {
-        ctx.addIssue({ code: 'custom', path: ['AUTH_ALLOWED_REDIRECT_ORIGINS'], message: `must list origins like https://app.example.com (got ${origin})` });
-      }
+    for (const name of ['AUTH_ALLOWED_REDIRECT_ORIGINS', 'CORS_ALLOWED_ORIGINS'] as const) {
+      const malformed = malformedOrigin(env[name] ?? '');
+      if (malformed !== undefined) ctx.addIssue({ code: 'custom', path: [name], message: `must list origins like https://app.example.com (got ${malformed})` });
+    }
+    if (env.DEV_SIGN_IN === 'true' && env.NODE_ENV === 'production') {
+      ctx.addIssue({ code: 'custom', path: ['DEV_SIGN_IN'], message: 'must not be true when NODE_ENV=production' });
     }
     if (env.SESSION_IDLE_TIMEOUT_S !== undefined && env.SESSION_IDLE_TIMEOUT_S < env.ACCESS_TOKEN_TTL_S) {
       ctx.addIssue({ code: 'custom', path: ['SESSION_IDLE_TIMEOUT_S'], message: 'must be at least ACCESS_TOKEN_TTL_S (activity is recorded at refresh)' });
@@ -153,11 +213,60 @@ export const configSchema = z
         ctx.addIssue({ code: 'custom', path: ['JWT_SIGNING_KEY'], message: 'must be a P-256 (ES256) private key in PKCS#8 PEM' });
       }
     }
-    if (env.NODE_ENV === 'production' && !env.SUPABASE_JWT_SECRET && !env.JWT_JWKS_URL && !env.JWT_SIGNING_KEY) {
-      ctx.addIssue({ code: 'custom', path: ['SUPABASE_JWT_SECRET'], message: 'or JWT_JWKS_URL (or JWT_SIGNING_KEY) is required when NODE_ENV=production' });
+    if (env.DATABASE_API_URL && !env.DATABASE_URL) {
+      ctx.addIssue({ code: 'custom', path: ['DATABASE_API_URL'], message: 'needs DATABASE_URL too (the owner connection that migrates the database it names)' });
+    }
+    if (env.NODE_ENV === 'production' && !env.SUPABASE_JWT_SECRET && !env.JWT_JWKS_URL && !env.JWT_SIGNING_KEY && !env.SUPABASE_URL) {
+      ctx.addIssue({ code: 'custom', path: ['SUPABASE_JWT_SECRET'], message: 'or JWT_JWKS_URL (or JWT_SIGNING_KEY, or SUPABASE_URL) is required when NODE_ENV=production' });
+    }
+    if (env.AUTH_PROVIDER === 'supabase') {
+      for (const name of ['SUPABASE_URL', 'SUPABASE_ANON_KEY'] as const) {
+        if (!env[name]) ctx.addIssue({ code: 'custom', path: [name], message: 'is required when AUTH_PROVIDER=supabase' });
+      }
+    }
+    for (const name of ['SUPABASE_URL', 'DATA_API_URL'] as const) {
+      if (env[name] && /\/(auth|rest)\/v1\/?$/.test(env[name])) {
+        ctx.addIssue({ code: 'custom', path: [name], message: 'is the project URL (https://<project>.supabase.co), without /auth/v1 or /rest/v1' });
+      }
+    }
+    if (env.DATA_API === 'supabase') {
+      if (!env.SUPABASE_URL && !env.DATA_API_URL) ctx.addIssue({ code: 'custom', path: ['SUPABASE_URL'], message: '(or DATA_API_URL) is required when DATA_API=supabase' });
+      if (!env.SUPABASE_ANON_KEY) ctx.addIssue({ code: 'custom', path: ['SUPABASE_ANON_KEY'], message: 'is required when DATA_API=supabase' });
+      // The Data API acts as the caller's token, and the bypass has none (npm run token makes one).
+      if (env.DEV_BYPASS_AUTH) ctx.addIssue({ code: 'custom', path: ['DEV_BYPASS_AUTH'], message: 'needs DATA_API=postgres (the Data API acts as a caller\'s token; the bypass has none)' });
+      // Reads through the Data API reach a replica through the project's API load balancer instead.
+      if (env.DATABASE_READ_URL) ctx.addIssue({ code: 'custom', path: ['DATABASE_READ_URL'], message: 'needs DATA_API=postgres (with DATA_API=supabase, point DATA_API_URL at the project\'s API load balancer)' });
     }
   })
-  .transform((env) => ({ ...env, SESSION_IDLE_TIMEOUT_S: idleTimeout(env) }));
+  .transform((env) => {
+    const supabaseAuthUrl = env.SUPABASE_URL && `${env.SUPABASE_URL.replace(/\/+$/, '')}/auth/v1`;
+    const here = `http://localhost:${env.PORT}`;
+    return {
+      ...env,
+      SESSION_IDLE_TIMEOUT_S: idleTimeout(env),
+      // A Supabase project publishes its signing keys at its Auth URL.
+      JWT_JWKS_URL: env.JWT_JWKS_URL ?? (supabaseAuthUrl && `${supabaseAuthUrl}/.well-known/jwks.json`),
+      JWT_ACCEPTED_ISSUERS: acceptedIssuers(env.JWT_ACCEPTED_ISSUERS, env.JWT_ISSUER, supabaseAuthUrl),
+      DATA_API_URL: env.DATA_API_URL ?? env.SUPABASE_URL,
+      CORS_ALLOWED_ORIGINS: env.CORS_ALLOWED_ORIGINS ?? (env.NODE_ENV === 'production' ? '' : DEV_FRONTEND_ORIGINS.join(',')),
+      AUTH_CALLBACK_URL: env.AUTH_CALLBACK_URL ?? `${here}${EXPLORER_CALLBACK_PATH}`,
+      AUTH_ALLOWED_REDIRECT_ORIGINS: env.AUTH_ALLOWED_REDIRECT_ORIGINS ?? here,
+      AUTH_DEFAULT_REDIRECT_URL: env.AUTH_DEFAULT_REDIRECT_URL ?? `${here}/explore`,
+      DEV_SIGN_IN: env.DEV_SIGN_IN === 'auto' ? env.NODE_ENV === 'development' && env.AUTH_PROVIDER === 'builtin' && !env.GOOGLE_CLIENT_ID && !env.GITHUB_CLIENT_ID : env.DEV_SIGN_IN === 'true',
+    };
+  });
+
+/**
+ * The issuers whose tokens are accepted: as listed, or, unset, this API's own (JWT_ISSUER, else
+ * `sparkpath`) and the Supabase project's Auth (its URL + /auth/v1, the `iss` of its tokens)
+ * once either is configured. undefined (any issuer) only when neither is: local development,
+ * where tokens are minted by hand.
+ */
+function acceptedIssuers(listed: string | undefined, ownIssuer: string | undefined, supabaseAuthUrl: string | undefined): string[] | undefined {
+  if (listed) return listed.split(',').map((issuer) => issuer.trim()).filter(Boolean);
+  if (!ownIssuer && !supabaseAuthUrl) return undefined;
+  return [ownIssuer ?? TOKEN_ISSUER_DEFAULT, ...(supabaseAuthUrl ? [supabaseAuthUrl] : [])];
+}
 
 export type Config = z.infer<typeof configSchema>;
 

@@ -2,7 +2,8 @@
 --
 --   psql -v users=5000 -v enrollments=20000 -v events=500000 -f bench/sql/journeys.sql
 --
--- User ids are md5('bench-user-N')::uuid so the orchestrator can sign their tokens. Enrollments
+-- Users are the rows of bench_users (n, user_id), which the orchestrator fills: the learners it
+-- signed in through the auth service first, then md5('bench-user-N')::uuid for the rest. Enrollments
 -- pick distinct trails of the current snapshot per user; events pick sparks of the trails the
 -- user is enrolled in (so journey progress has something to count), verbs weighted towards
 -- started/completed.
@@ -15,10 +16,11 @@ from app.trails t
 where t.snapshot_id = private.resolve_snapshot_id(null);
 
 create temporary table bench_enrollments on commit drop as
-select row_number() over () as n, md5('bench-user-' || u)::uuid as user_id, bt.id as trail_id
-from generate_series(1, :users) u
+select row_number() over () as n, bu.user_id, bt.id as trail_id
+from bench_users bu
 cross join generate_series(0, (:enrollments / :users) - 1) k
-join bench_trails bt on bt.n = 1 + ((u * 37 + k * 53) % (select count(*) from bench_trails));
+join bench_trails bt on bt.n = 1 + ((bu.n * 37 + k * 53) % (select count(*) from bench_trails))
+where bu.n <= :users;
 
 insert into app.enrollments (user_id, trail_id, started_at)
 select user_id, trail_id, now() - make_interval(days => (n % 90)::int)

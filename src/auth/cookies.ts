@@ -22,5 +22,14 @@ export function clearSessionCookies(c: Context) {
 }
 
 export function setBindingCookie(c: Context, value: string, maxAgeSeconds: number) {
-  setCookie(c, BINDING_COOKIE, value, { ...base, path: CALLBACK_PATH, maxAge: maxAgeSeconds });
+  setCallbackCookie(c, BINDING_COOKIE, value, maxAgeSeconds);
+}
+
+/** A cookie of a sign-in attempt: only ever sent to the callback, gone after `maxAgeSeconds`. */
+export function setCallbackCookie(c: Context, name: string, value: string, maxAgeSeconds: number) {
+  setCookie(c, name, value, { ...base, path: CALLBACK_PATH, maxAge: maxAgeSeconds });
+}
+
+export function clearCallbackCookie(c: Context, name: string) {
+  deleteCookie(c, name, { ...base, path: CALLBACK_PATH });
 }

@@ -10,8 +10,9 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * CSRF defence for cookie-authenticated writes (app-wide). A state-changing request that
  * carries our session cookies and no Authorization header is refused when the browser says it
  * is cross-site: Sec-Fetch-Site `cross-site`, or an Origin that is neither this API's own nor
- * on the allow-list (AUTH_ALLOWED_REDIRECT_ORIGINS, the front ends we serve). Bearer requests
- * are not exposed to CSRF (a browser never attaches the header by itself) and pass.
+ * on the allow-list (the front ends we serve: AUTH_ALLOWED_REDIRECT_ORIGINS and
+ * CORS_ALLOWED_ORIGINS). Bearer requests are not exposed to CSRF (a browser never attaches the
+ * header by itself) and pass.
  */
 export function crossSiteGuard(allowedOrigins: ReadonlySet<string>): MiddlewareHandler<AppEnv> {
   return async (c, next) => {

@@ -1,8 +1,19 @@
 import * as client from 'openid-client';
 import type { Config } from '../config.js';
+import { SUBSCRIPTION_PLANS, USER_ROLES, type SubscriptionPlan, type UserRoleClaim } from '../context/permissions.js';
+import type { DevSignInClient } from './dev-identity-provider.js';
 
-export const PROVIDERS = ['google', 'github'] as const;
+/** The spec's two providers, and `dev`: the local OpenID provider of development (DEV_SIGN_IN). */
+export const PROVIDERS = ['google', 'github', 'dev'] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
+/** What a sign-in button says. */
+export const PROVIDER_LABELS: Record<ProviderName, string> = { google: 'Google', github: 'GitHub', dev: 'Dev provider' };
+
+/** Role and plan a provider vouches for (only `dev`, for its demo learners); null keeps the profile's. */
+export interface ProviderAccess {
+  role: UserRoleClaim | null;
+  plan: SubscriptionPlan | null;
+}
 
 /** Who the provider says signed in. */
 export interface ProviderIdentity {
@@ -11,6 +22,7 @@ export interface ProviderIdentity {
   email: string;
   displayName: string;
   avatarUrl: string | null;
+  access?: ProviderAccess;
 }
 
 export interface AttemptSecrets {
@@ -32,21 +44,24 @@ export class OAuthFailure extends Error {
 export interface OAuthProvider {
   name: ProviderName;
   configured: boolean;
+  /** OpenID Connect: an ID token is expected, so the attempt carries a nonce. */
+  oidc: boolean;
   authorizationUrl(secrets: AttemptSecrets): Promise<URL>;
   /** Validates the authorization response (state, iss), exchanges the code with PKCE, reads the identity. */
   complete(callbackUrl: URL, secrets: AttemptSecrets): Promise<ProviderIdentity>;
 }
 
 /**
- * The two providers, built from configuration only (static metadata, no discovery round trip
- * on the login path). `google` is OpenID Connect: the ID token is verified, nonce included.
- * `github` is plain OAuth 2.0: identity comes from its user and emails API.
+ * The providers, built from configuration only (static metadata, no discovery round trip on the
+ * login path). `google` is OpenID Connect: the ID token is verified, nonce included. `github` is
+ * plain OAuth 2.0: identity comes from its user and emails API. `dev` is OpenID Connect like
+ * `google`, against the local provider `npm start` runs in development (`devSignIn`, from
+ * src/auth/dev-identity-provider.ts); without it, `dev` is not configured.
  */
-export function createProviders(config: Config): Record<ProviderName, OAuthProvider> {
+export function createProviders(config: Config, devSignIn?: DevSignInClient): Record<ProviderName, OAuthProvider> {
   const timeoutSeconds = config.OAUTH_HTTP_TIMEOUT_S;
-  const insecure = config.OAUTH_ALLOW_INSECURE_HTTP;
 
-  function configuration(server: client.ServerMetadata, id: string | undefined, secret: string | undefined) {
+  function configuration(server: client.ServerMetadata, id: string | undefined, secret: string | undefined, insecure = config.OAUTH_ALLOW_INSECURE_HTTP) {
     const configuration = new client.Configuration(server, id ?? 'unconfigured', secret ?? '');
     configuration.timeout = timeoutSeconds;
     if (insecure) client.allowInsecureRequests(configuration);
@@ -73,13 +88,24 @@ export function createProviders(config: Config): Record<ProviderName, OAuthProvi
     config.GITHUB_CLIENT_SECRET,
   );
 
-  async function authorizationUrl(configuration: client.Configuration, scope: string, secrets: AttemptSecrets) {
+  // Plain http by construction: it listens on loopback only, and only outside production.
+  const dev = devSignIn
+    ? configuration(
+        { issuer: devSignIn.issuer, authorization_endpoint: devSignIn.authorizationEndpoint, token_endpoint: devSignIn.tokenEndpoint, jwks_uri: devSignIn.jwksUri },
+        devSignIn.clientId,
+        devSignIn.clientSecret,
+        true,
+      )
+    : undefined;
+
+  async function authorizationUrl(configuration: client.Configuration, scope: string, secrets: AttemptSecrets, extra: Record<string, string> = {}) {
     const parameters: Record<string, string> = {
       redirect_uri: config.AUTH_CALLBACK_URL,
       scope,
       state: secrets.state,
       code_challenge: await client.calculatePKCECodeChallenge(secrets.codeVerifier),
       code_challenge_method: 'S256',
+      ...extra,
     };
     if (secrets.nonce) parameters.nonce = secrets.nonce;
     return client.buildAuthorizationUrl(configuration, parameters);
@@ -97,31 +123,53 @@ export function createProviders(config: Config): Record<ProviderName, OAuthProvi
     }
   }
 
+  /** The identity an OpenID Connect provider's verified ID token names. */
+  async function oidcIdentity(provider: 'google' | 'dev', configuration: client.Configuration, callbackUrl: URL, secrets: AttemptSecrets): Promise<ProviderIdentity> {
+    const tokens = await grant(configuration, callbackUrl, secrets, true);
+    const claims = tokens.claims();
+    if (!claims) throw new OAuthFailure('id_token_invalid', 'The provider returned no ID token');
+    const email = typeof claims.email === 'string' ? claims.email : undefined;
+    if (!email || claims.email_verified === false) {
+      throw new OAuthFailure('no_verified_email', 'The provider did not share a verified email address');
+    }
+    return {
+      provider,
+      providerUserId: claims.sub,
+      email,
+      displayName: typeof claims.name === 'string' ? claims.name : '',
+      avatarUrl: typeof claims.picture === 'string' ? claims.picture : null,
+      // Only our own development provider is trusted to say who is an admin or premium.
+      ...(provider === 'dev' && (claims.user_role !== undefined || claims.subscription_plan !== undefined)
+        ? { access: { role: oneOf(USER_ROLES, claims.user_role), plan: oneOf(SUBSCRIPTION_PLANS, claims.subscription_plan) } }
+        : {}),
+    };
+  }
+
+  function devConfiguration() {
+    if (!dev) throw new OAuthFailure('provider_not_configured', 'Sign-in with dev is not configured on this server');
+    return dev;
+  }
+
   return {
     google: {
       name: 'google',
       configured: Boolean(config.GOOGLE_CLIENT_ID),
+      oidc: true,
       authorizationUrl: (secrets) => authorizationUrl(google, config.GOOGLE_SCOPES, secrets),
-      async complete(callbackUrl, secrets) {
-        const tokens = await grant(google, callbackUrl, secrets, true);
-        const claims = tokens.claims();
-        if (!claims) throw new OAuthFailure('id_token_invalid', 'The provider returned no ID token');
-        const email = typeof claims.email === 'string' ? claims.email : undefined;
-        if (!email || claims.email_verified === false) {
-          throw new OAuthFailure('no_verified_email', 'The provider did not share a verified email address');
-        }
-        return {
-          provider: 'google',
-          providerUserId: claims.sub,
-          email,
-          displayName: typeof claims.name === 'string' ? claims.name : '',
-          avatarUrl: typeof claims.picture === 'string' ? claims.picture : null,
-        };
-      },
+      complete: (callbackUrl, secrets) => oidcIdentity('google', google, callbackUrl, secrets),
+    },
+    dev: {
+      name: 'dev',
+      configured: dev !== undefined,
+      oidc: true,
+      // prompt=login: the login page every time, so a person can switch between demo learners.
+      authorizationUrl: (secrets) => authorizationUrl(devConfiguration(), 'openid email profile', secrets, { prompt: 'login' }),
+      complete: (callbackUrl, secrets) => oidcIdentity('dev', devConfiguration(), callbackUrl, secrets),
     },
     github: {
       name: 'github',
       configured: Boolean(config.GITHUB_CLIENT_ID),
+      oidc: false,
       authorizationUrl: (secrets) => authorizationUrl(github, config.GITHUB_SCOPES, secrets),
       async complete(callbackUrl, secrets) {
         const tokens = await grant(github, callbackUrl, secrets, false);
@@ -143,6 +191,10 @@ export function createProviders(config: Config): Record<ProviderName, OAuthProvi
       },
     },
   };
+}
+
+function oneOf<T extends string>(values: readonly T[], value: unknown): T | null {
+  return values.find((v) => v === value) ?? null;
 }
 
 async function githubApi<T>(url: string, accessToken: string, timeoutSeconds: number): Promise<T> {

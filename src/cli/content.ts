@@ -22,8 +22,9 @@ import { openDatabase } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
 import { bundleJsonSchema } from '../content/bundle-schema.js';
 import { generateBundle } from '../content/generate.js';
-import { importBundleFile, listContent, promoteSnapshot, rollbackSnapshot, vacuumContent, type ImportOutcome } from '../content/operations.js';
+import { importBundleFile, importPhaseFromNotice, listContent, promoteSnapshot, rollbackSnapshot, vacuumContent, type ImportEvent, type ImportOutcome } from '../content/operations.js';
 import { buildSeedSql } from '../content/seed-sql.js';
+import { importProgress } from './import-progress.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 export const SCHEMA_FILE = path.join(ROOT, 'docs/content-bundle.schema.json');
@@ -46,6 +47,8 @@ const VACUUM_FROM_SPARKS = 10_000;
 export interface CliIo {
   out: (text: string) => void | Promise<void>;
   err: (line: string) => void;
+  /** Progress bars are drawn here when it is a terminal; otherwise progress is one JSON line per phase on `err`. */
+  terminal?: NodeJS.WriteStream;
 }
 
 const defaultIo: CliIo = {
@@ -53,6 +56,7 @@ const defaultIo: CliIo = {
     if (!process.stdout.write(text)) await once(process.stdout, 'drain');
   },
   err: (line) => process.stderr.write(`${line}\n`),
+  terminal: process.stderr,
 };
 
 /** Runs one CLI command; resolves to the exit code. `connect` opens the database lazily. */
@@ -110,16 +114,29 @@ export async function runContentCli(argv: string[], io: CliIo = defaultIo, conne
     if (command === 'import') {
       const file = rest[0];
       if (!file) throw new UsageError('import needs a bundle file (or - for stdin)');
-      const outcome = await importBundleFile(sql, file, {
-        name: values.name,
-        versionLabel: values['version-label'],
-        description: values.description,
-        promote: values.promote,
-        progress: io.err,
+      const progress = importProgress({ terminal: io.terminal, line: io.err }, ['validate', 'write', 'derive', ...(values.promote ? ['promote'] : [])]);
+      const stopListening = connection.onNotice((notice) => {
+        const event = importPhaseFromNotice(notice);
+        if (event) progress.onEvent(event);
       });
-      if (outcome.status === 'succeeded' && (outcome.counts?.sparks ?? 0) >= VACUUM_FROM_SPARKS) {
-        io.err('vacuum analyze of the content tables');
-        await vacuumContent(sql);
+      let outcome: ImportOutcome;
+      try {
+        outcome = await importBundleFile(sql, file, {
+          name: values.name,
+          versionLabel: values['version-label'],
+          description: values.description,
+          promote: values.promote,
+          progress: progress.onEvent,
+        });
+        if (outcome.status === 'succeeded' && (outcome.counts?.sparks ?? 0) >= VACUUM_FROM_SPARKS) {
+          const began = Date.now();
+          progress.onEvent({ phase: 'vacuum', state: 'started' });
+          await vacuumContent(sql);
+          progress.onEvent({ phase: 'vacuum', state: 'finished', ms: Date.now() - began } satisfies ImportEvent);
+        }
+      } finally {
+        progress.done();
+        stopListening();
       }
       await io.out(values.json ? `${JSON.stringify(outcome, null, 2)}\n` : describeImport(outcome));
       if (outcome.status === 'failed') {
@@ -179,7 +196,32 @@ function describeImport(outcome: ImportOutcome): string {
 
 export interface Connection {
   sql: postgres.Sql;
+  /** Listens to the connection's notices (the import's phases); returns the unsubscribe. */
+  onNotice(listener: (notice: postgres.Notice) => void): () => void;
   close(): Promise<void>;
+}
+
+/** A one-connection client whose notices can be listened to; `stop` runs after it ends. */
+export function openConnection(url: string, stop: () => Promise<void> = async () => undefined): Connection {
+  const listeners = new Set<(notice: postgres.Notice) => void>();
+  const sql = postgres(url, {
+    max: 1,
+    // No prepared statements: the CLI may run through a transaction pooler (docs/supabase.md).
+    prepare: false,
+    onnotice: (notice) => listeners.forEach((listener) => listener(notice)),
+    connection: { application_name: 'sparkpath-content-cli' },
+  });
+  return {
+    sql,
+    onNotice(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async close() {
+      await sql.end();
+      await stop();
+    },
+  };
 }
 
 /**
@@ -201,18 +243,11 @@ async function connectDatabase(): Promise<Connection> {
     }
   }
   await migrate(url);
-  const sql = postgres(url, { max: 1, onnotice: () => undefined, connection: { application_name: 'sparkpath-content-cli' } });
-  return {
-    sql,
-    async close() {
-      await sql.end();
-      await stop();
-    },
-  };
+  return openConnection(url, stop);
 }
 
 async function answers(url: string): Promise<boolean> {
-  const probe = postgres(url, { max: 1, connect_timeout: 1, onnotice: () => undefined });
+  const probe = postgres(url, { max: 1, prepare: false, connect_timeout: 1, onnotice: () => undefined });
   try {
     await probe`select 1`;
     return true;

@@ -1,6 +1,11 @@
-/** `npm run db:migrate`: apply pending migrations to DATABASE_URL (or the embedded database). */
+/**
+ * `npm run db:migrate`: apply pending migrations to DATABASE_URL (or the embedded database), and
+ * record the digest of SERVICE_AUTH_SECRET when it is set (the Data API's service callers need it
+ * even where no API process starts).
+ */
 import { loadConfig } from '../config.js';
 import { openDatabase } from '../db/database.js';
+import { writeServiceAuthDigest } from '../db/login-role.js';
 import { migrate } from '../db/migrate.js';
 
 // It takes no arguments; anything given is a mistake worth stopping for, not migrating past.
@@ -14,6 +19,7 @@ const config = loadConfig();
 const database = await openDatabase(config);
 try {
   const { applied, skipped } = await migrate(database.url);
+  await writeServiceAuthDigest(database.url, config.SERVICE_AUTH_SECRET);
   for (const file of applied) console.log(`applied ${file}`);
   console.log(`${applied.length} applied, ${skipped} already up to date`);
 } finally {

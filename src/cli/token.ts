@@ -49,22 +49,24 @@ if (values.plan && !SUBSCRIPTION_PLANS.some((plan) => plan === values.plan)) fai
 const database = await openDatabase(config);
 let deps: ReturnType<typeof createDependencies> | undefined;
 try {
-  await prepareDatabase(database.url, { seed: config.SEED_DEMO_CONTENT });
+  await prepareDatabase(database.url, { seed: config.SEED_DEMO_CONTENT, serviceAuthSecret: config.SERVICE_AUTH_SECRET, enableLocalApiLogin: database.embedded });
   if (!config.SUPABASE_JWT_SECRET && !config.JWT_JWKS_URL) {
     config = { ...config, SUPABASE_JWT_SECRET: await loadOrCreateDevJwtSecret(config.EMBEDDED_PG_DATA_DIR) };
   }
+  // An operator's tool, like the content CLI: the owner connection (setting a role and plan is
+  // not something the API's login role may do).
   deps = createDependencies(config, database.url);
-  const { auth, sessionStore: store } = deps;
-  const { result, tokens: first } = await auth.signIn(
-    { provider: 'dev', providerUserId: email, email, displayName: values.name ?? email.split('@')[0], avatarUrl: null },
+  const { result, tokens } = await deps.auth.signIn(
+    {
+      provider: 'dev',
+      providerUserId: email,
+      email,
+      displayName: values.name ?? email.split('@')[0],
+      avatarUrl: null,
+      access: { role: USER_ROLES.find((role) => role === values.role) ?? null, plan: SUBSCRIPTION_PLANS.find((plan) => plan === values.plan) ?? null },
+    },
     { userAgent: 'npm run token', ipAddress: null },
   );
-  let tokens = first;
-  if (values.role || values.plan) {
-    await store.setUserAccess(result.user.id, values.role ?? null, values.plan ?? null);
-    // A refresh recomputes the claims from the database, exactly as for a real session.
-    tokens = await auth.refresh(first.refresh_token);
-  }
   console.log(JSON.stringify({ user_id: result.user.id, email, is_new_user: result.is_new_user, session_id: result.session_id, ...tokens }, null, 2));
   console.error(`\ncurl -H "Authorization: Bearer ${tokens.access_token.slice(0, 16)}…" http://${config.HOST}:${config.PORT}/auth/session`);
 } finally {

@@ -47,7 +47,7 @@ function hash(text: string): number {
 }
 
 /** mulberry32: small, fast, good enough for synthetic data, and identical on every platform. */
-function rng(seed: number) {
+export function rng(seed: number) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import type postgres from 'postgres';
@@ -7,7 +8,7 @@ import { BundleSyntaxError, readBundleItems } from './bundle-reader.js';
 
 /**
  * The snapshot lifecycle as the CLI (and tests) drive it. Every step is one SQL function in
- * `private` (see supabase/migrations/*_content_lifecycle.sql); this module only streams the
+ * `private` (supabase/schemas/04-lifecycle.sql); this module only streams the
  * bundle into the database and reports.
  */
 
@@ -16,8 +17,38 @@ export interface ImportOptions {
   versionLabel?: string;
   description?: string;
   promote?: boolean;
-  /** Progress lines (the CLI prints them on stderr). */
-  progress?: (line: string) => void;
+  /**
+   * Where the import is, phase by phase: the CLI draws a progress bar from these on a terminal
+   * and prints one structured line per finished phase otherwise. Setting it also asks the
+   * database for its phases (`sparkpath.import_progress`); they arrive as notices on the
+   * connection, which the caller hands to `importPhaseFromNotice`.
+   */
+  progress?: (event: ImportEvent) => void;
+  /** Characters in the source, when known (a file): the read phase's total. */
+  size?: number;
+}
+
+/** Phases in order: the CLI reads and stages, the database validates, writes, derives, promotes. */
+export const IMPORT_PHASES = ['read', 'validate', 'write', 'derive', 'promote', 'vacuum'] as const;
+export type ImportPhase = (typeof IMPORT_PHASES)[number];
+
+export interface ImportEvent {
+  phase: ImportPhase;
+  /** `progress` only while reading: `characters` of `size` read, `items` staged so far. */
+  state: 'started' | 'progress' | 'finished';
+  ms?: number;
+  characters?: number;
+  size?: number;
+  items?: number;
+  /** Rows per kind: bundle elements when reading, table rows when writing. */
+  counts?: Record<string, number>;
+  [figure: string]: unknown;
+}
+
+/** The database's phase notices (private.report_import_phase) as events; undefined for any other notice. */
+export function importPhaseFromNotice(notice: { message?: string; detail?: string }): ImportEvent | undefined {
+  if (notice.message !== 'import phase' || !notice.detail) return undefined;
+  return JSON.parse(notice.detail) as ImportEvent;
 }
 
 export interface ImportOutcome {
@@ -34,7 +65,8 @@ export interface ImportOutcome {
 /** How many schema problems the CLI keeps in the error record (all are counted). */
 const MAX_LISTED_PROBLEMS = 1000;
 const COPY_BATCH_CHARS = 1 << 20;
-const PROGRESS_EVERY = 50_000;
+/** Read progress is reported at most this often. */
+const PROGRESS_EVERY_MS = 100;
 
 class SchemaProblems extends Error {
   constructor(readonly problems: BundleProblem[], readonly total: number, readonly snapshotMeta: Record<string, unknown>) {
@@ -48,9 +80,10 @@ const copyField = (text: string) =>
 
 /**
  * Imports a bundle read from `source` into a new draft snapshot (promoted with `promote`).
- * Elements are checked against the zod schema while they are streamed into a staging table
- * with COPY; the database then validates the whole bundle and writes it set-based, in the same
- * transaction. Every failure is recorded in app.content_imports and returned, never thrown.
+ * The bundle is parsed as a stream (memory bounded by its largest element); each element is
+ * checked against the zod schema and COPYed into a staging table in 1 MB batches; the database
+ * then validates the whole bundle and writes it set-based, in the same transaction. Every
+ * failure is recorded in app.content_imports and returned, never thrown.
  */
 export async function importBundle(sql: postgres.Sql, source: AsyncIterable<string | Buffer>, options: ImportOptions = {}): Promise<ImportOutcome> {
   const progress = options.progress ?? (() => undefined);
@@ -58,29 +91,41 @@ export async function importBundle(sql: postgres.Sql, source: AsyncIterable<stri
   const began = Date.now();
   try {
     return await sql.begin(async (tx) => {
+      if (options.progress) await tx`select pg_catalog.set_config('sparkpath.import_progress', 'on', true)`;
       await tx`select private.begin_content_staging()`;
       const copy = await tx`copy pg_temp.content_bundle_items (kind, position, item) from stdin`.writable();
       const problems: BundleProblem[] = [];
       let problemTotal = 0;
       let snapshotMeta: Record<string, unknown> = {};
+      const counts: Record<string, number> = {};
       let items = 0;
       let batch = '';
+      const read = { characters: 0 };
+      let reported = 0;
       const flush = async () => {
         if (batch === '') return;
         const ok = copy.write(batch);
         batch = '';
         if (!ok) await once(copy, 'drain');
       };
+      progress({ phase: 'read', state: 'started', size: options.size });
       try {
-        for await (const item of readBundleItems(source)) {
+        for await (const item of readBundleItems(source, read)) {
           for (const problem of itemProblems(item.key, item.position, item.value)) {
             problemTotal++;
             if (problems.length < MAX_LISTED_PROBLEMS) problems.push(problem);
           }
           if (item.key === 'snapshot' && item.value && typeof item.value === 'object') snapshotMeta = item.value as Record<string, unknown>;
           batch += `${copyField(item.key)}\t${item.position}\t${copyField(JSON.stringify(item.value))}\n`;
-          if (batch.length >= COPY_BATCH_CHARS) await flush();
-          if (++items % PROGRESS_EVERY === 0) progress(`read ${items.toLocaleString('en')} items (now in "${item.key}", ${seconds(began)})`);
+          items++;
+          counts[item.key] = (counts[item.key] ?? 0) + 1;
+          if (batch.length >= COPY_BATCH_CHARS) {
+            await flush();
+            if (Date.now() - reported >= PROGRESS_EVERY_MS) {
+              reported = Date.now();
+              progress({ phase: 'read', state: 'progress', characters: read.characters, size: options.size, items });
+            }
+          }
         }
         await flush();
         copy.end();
@@ -89,13 +134,12 @@ export async function importBundle(sql: postgres.Sql, source: AsyncIterable<stri
         copy.destroy();
         throw error;
       }
+      progress({ phase: 'read', state: 'finished', ms: Date.now() - began, characters: read.characters, size: options.size, items, counts, problems: problemTotal });
       if (problemTotal > 0) throw new SchemaProblems(problems, problemTotal, snapshotMeta);
-      progress(`read ${items.toLocaleString('en')} items in ${seconds(began)}; validating and writing in the database`);
       const [row] = await tx<{ result: ImportOutcome }[]>`
         select private.import_staged_content(
           ${options.name ?? null}, ${options.versionLabel ?? null}, ${options.description ?? null}, ${options.promote ?? false}
         ) as result`;
-      progress(`${row.result.status} in ${seconds(began)}`);
       return row.result;
     });
   } catch (error) {
@@ -131,9 +175,11 @@ export async function vacuumContent(sql: postgres.Sql): Promise<void> {
   await sql.unsafe(`vacuum (analyze) ${CONTENT_TABLES.map((t) => `app.${t}`).join(', ')}`);
 }
 
-export function importBundleFile(sql: postgres.Sql, file: string, options: ImportOptions = {}): Promise<ImportOutcome> {
-  const source = file === '-' ? process.stdin.setEncoding('utf8') : createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 });
-  return importBundle(sql, source, options);
+export async function importBundleFile(sql: postgres.Sql, file: string, options: ImportOptions = {}): Promise<ImportOutcome> {
+  if (file === '-') return importBundle(sql, process.stdin.setEncoding('utf8'), options);
+  // Bytes, close enough to characters for a progress bar.
+  const size = (await stat(file)).size;
+  return importBundle(sql, createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 }), { size, ...options });
 }
 
 export interface LifecycleOutcome {

@@ -8,7 +8,8 @@ export interface JwtVerifierOptions {
   /** Public keys known locally: this API's own ES256 key (JWT_SIGNING_KEY), tried before jwksUrl. */
   localJwks?: JSONWebKeySet;
   audience: string;
-  issuer?: string;
+  /** The accepted `iss` values; unset: any issuer. */
+  issuer?: string | string[];
 }
 
 export interface VerifiedToken {
@@ -47,7 +48,8 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
           }
         }) as KeyResolver
       : ((local ?? remote) as KeyResolver | undefined);
-  const common = { audience: options.audience, issuer: options.issuer, requiredClaims: ['exp'] };
+  // The audience is checked below: Supabase's API keys (the anon and service_role keys) carry none.
+  const common = { issuer: options.issuer, requiredClaims: ['exp'] };
 
   async function verify(token: string): Promise<VerifiedToken> {
     const { alg } = decodeProtectedHeader(token);
@@ -59,9 +61,20 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
     } else {
       throw new Error(`unsupported token algorithm ${String(alg)}`);
     }
+    if (!isSupabaseKey(payload) && !hasAudience(payload, options.audience)) throw new Error('unexpected "aud" claim value');
     return { payload: payload as VerifiedToken['payload'], claimsJson: JSON.stringify(payload) };
   }
 
   // Verified on every request: nothing about a token is kept between requests (the keys are).
   return { verify };
 }
+
+/**
+ * A Supabase API key (the anon or service_role key): signed with the project's secret, with a
+ * `role` claim and no audience. The anon key is an anonymous caller, as PostgREST reads it; the
+ * service_role key is refused later (it is not a caller of this API).
+ */
+const isSupabaseKey = (payload: JWTPayload) => payload.aud === undefined && (payload.role === 'anon' || payload.role === 'service_role');
+
+const hasAudience = (payload: JWTPayload, audience: string) =>
+  Array.isArray(payload.aud) ? payload.aud.includes(audience) : payload.aud === audience;

@@ -55,8 +55,9 @@ export function createContextResolver(options: ContextResolverOptions) {
         userId: 'service',
         sessionId: null,
         via: 'service-header',
-        // No Authorization is forwarded: service callers get exactly the anon policies.
-        db: { role: 'anon', claims: null },
+        // No Authorization is forwarded: service callers get exactly the anon policies. The
+        // header is, as PostgREST forwards it: the database checks it against its own digest.
+        db: { role: 'anon', claims: null, headers: { 'x-service-auth': credentials.serviceHeader } },
       };
     }
     return ANONYMOUS;
@@ -99,7 +100,7 @@ async function userContext(token: string, verifier: JwtVerifier, via: 'bearer' |
     userId,
     sessionId,
     via,
-    db: { role: 'authenticated', claims: claimsJson },
+    db: { role: 'authenticated', claims: claimsJson, token },
   };
 }
 

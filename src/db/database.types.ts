@@ -102,7 +102,7 @@ export type Database = {
 { Args: { "idempotency_key"?: string,"rating": string,"reviewed_at"?: string,"spark_id": string }; Returns: Json
                            },
 "resolve_snapshot":
-{ Args: { "snapshot_id"?: string }; Returns: Json
+{ Args: { "for_function"?: string,"snapshot_id"?: string }; Returns: Json
                            },
 "search_content":
 { Args: { "difficulty"?: string,"page"?: number,"per_page"?: number,"q": string,"snapshot_id"?: string,"type"?: string }; Returns: Json

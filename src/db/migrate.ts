@@ -36,19 +36,25 @@ function refuseSquashedHistory(done: Set<string>, files: string[]): void {
  * `supabase migration up --remote` and this runner agree on what is applied.
  */
 export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promise<MigrationResult> {
-  const sql = postgres(databaseUrl, { max: 1, onnotice: () => undefined });
+  // Nothing here outlives a transaction, so the runner works through a transaction pooler
+  // (Supavisor's port 6543) as well as directly: no prepared statements, and concurrent starters
+  // (two API instances) queue on a transaction-level advisory lock, taken by every transaction.
+  const sql = postgres(databaseUrl, { max: 1, prepare: false, onnotice: () => undefined });
+  const locked = <T>(work: (tx: postgres.TransactionSql) => Promise<T>) =>
+    sql.begin(async (tx) => {
+      await tx`select pg_advisory_xact_lock(hashtext('sparkpath.migrate'))`;
+      return work(tx);
+    }) as Promise<T>;
   try {
-    // Serialise concurrent starters (two API instances) on one advisory lock.
-    await sql`select pg_advisory_lock(hashtext('sparkpath.migrate'))`;
-    await sql.unsafe(`
-      create schema if not exists supabase_migrations;
-      create table if not exists supabase_migrations.schema_migrations (version text not null primary key);
-      alter table supabase_migrations.schema_migrations add column if not exists statements text[];
-      alter table supabase_migrations.schema_migrations add column if not exists name text;
-    `);
-    const done = new Set(
-      (await sql<{ version: string }[]>`select version from supabase_migrations.schema_migrations`).map((r) => r.version),
-    );
+    const done = await locked(async (tx) => {
+      await tx.unsafe(`
+        create schema if not exists supabase_migrations;
+        create table if not exists supabase_migrations.schema_migrations (version text not null primary key);
+        alter table supabase_migrations.schema_migrations add column if not exists statements text[];
+        alter table supabase_migrations.schema_migrations add column if not exists name text;
+      `);
+      return new Set((await tx<{ version: string }[]>`select version from supabase_migrations.schema_migrations`).map((r) => r.version));
+    });
     const files = (await readdir(dir)).filter((f) => MIGRATION_FILE.test(f)).sort();
     refuseSquashedHistory(done, files);
     const applied: string[] = [];
@@ -56,12 +62,16 @@ export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promis
       const [, version, name] = MIGRATION_FILE.exec(file)!;
       if (done.has(version)) continue;
       const text = await readFile(path.join(dir, file), 'utf8');
-      await sql.begin(async (tx) => {
+      const ran = await locked(async (tx) => {
+        // Another starter may have applied it while this one waited for the lock.
+        const [recorded] = await tx`select 1 from supabase_migrations.schema_migrations where version = ${version}`;
+        if (recorded) return false;
         await tx.unsafe(text);
         await tx`insert into supabase_migrations.schema_migrations (version, name, statements)
                  values (${version}, ${name}, ${[text]})`;
+        return true;
       });
-      applied.push(file);
+      if (ran) applied.push(file);
     }
     return { applied, skipped: files.length - applied.length };
   } finally {

@@ -17,6 +17,10 @@ export interface DatabasePoolOptions {
   tokenIssuer?: string;
   /** The service's public home page, which the xAPI export names (setting sparkpath.home_page). */
   homePage?: string;
+  /** Shown in pg_stat_activity; a read replica's pool says so (default `sparkpath-api`). */
+  applicationName?: string;
+  /** Named prepared statements; off behind a transaction pooler (connection-mode.ts). Default true. */
+  prepare?: boolean;
 }
 
 /**
@@ -30,26 +34,42 @@ export interface DatabasePool {
   run<T>(work: (sql: postgres.Sql) => Promise<T>): Promise<T>;
   /** Resolves when the database answers `select 1` within the health timeout. */
   ping(): Promise<void>;
+  /**
+   * The connection settings the server did not receive, with the value the pool sent: a
+   * transaction pooler (Supavisor, PgBouncer) does not pass start-up parameters on.
+   */
+  missingSettings(): Promise<{ name: string; expected: string; actual: string | null }[]>;
   close(): Promise<void>;
 }
 
 export function createDatabasePool(options: DatabasePoolOptions): DatabasePool {
+  const prepare = options.prepare ?? true;
+  const tokenIssuer = options.tokenIssuer ?? 'sparkpath';
+  // The start-up parameters missingSettings() looks for, as the server reports them (pg_settings
+  // gives statement_timeout in milliseconds).
+  const settings = { statement_timeout: String(options.statementTimeoutMs), 'sparkpath.token_issuer': tokenIssuer };
   const open = () =>
     postgres(options.url, {
       max: options.poolMax,
       connect_timeout: options.connectTimeoutSeconds,
       idle_timeout: 60,
       max_lifetime: 60 * 30,
-      prepare: true,
+      // postgres.js waits out an exponential backoff before a connection reconnects, shared by
+      // the whole pool and growing with every failed connect (up to 20 s); during an outage a
+      // few hundred refused connects made every call after the restart wait that long. The
+      // circuit below already keeps calls away from a database that is down, so a reconnect
+      // is tried after a short, fixed pause.
+      backoff: () => 0.1,
+      prepare,
       onnotice: () => undefined,
       // Calls pipelined per connection before postgres.js queues the rest (FIFO) for the first
       // connection that frees: a short call waits behind at most depth - 1 others. postgres.js
       // reads this option (default 100) but its types leave it out.
       ...({ max_pipeline: options.pipelineDepth ?? 1 } as object),
       connection: {
-        application_name: 'sparkpath-api',
+        application_name: options.applicationName ?? 'sparkpath-api',
         statement_timeout: options.statementTimeoutMs,
-        'sparkpath.token_issuer': options.tokenIssuer ?? 'sparkpath',
+        'sparkpath.token_issuer': tokenIssuer,
         ...(options.homePage ? { 'sparkpath.home_page': options.homePage } : {}),
       },
     });
@@ -72,6 +92,7 @@ export function createDatabasePool(options: DatabasePoolOptions): DatabasePool {
   async function probe(): Promise<boolean> {
     const client = postgres(options.url, {
       max: 1,
+      prepare,
       connect_timeout: options.connectTimeoutSeconds,
       onnotice: () => undefined,
       connection: { application_name: 'sparkpath-api-probe' },
@@ -157,6 +178,17 @@ export function createDatabasePool(options: DatabasePoolOptions): DatabasePool {
     run: (work) => guarded(callDeadlineMs, work),
     async ping() {
       await guarded(options.pingTimeoutMs ?? 2000, (db) => db`select 1`);
+    },
+    async missingSettings() {
+      // pg_settings has the built-in ones in their base unit; custom ones only current_setting.
+      const rows = await guarded(callDeadlineMs, (db) => db<{ name: string; setting: string | null }[]>`
+        select n.name, coalesce((select s.setting from pg_catalog.pg_settings s where s.name = n.name),
+                                pg_catalog.current_setting(n.name, true)) as setting
+        from pg_catalog.unnest(${Object.keys(settings)}::text[]) as n(name)`);
+      const actual = new Map(rows.map((row) => [row.name, row.setting || null]));
+      return Object.entries(settings)
+        .filter(([name, expected]) => actual.get(name) !== expected)
+        .map(([name, expected]) => ({ name, expected, actual: actual.get(name) ?? null }));
     },
     async close() {
       closing = true;

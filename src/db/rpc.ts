@@ -3,14 +3,28 @@ import type { Database } from './database.types.js';
 /**
  * The data-access port: every request reaches the database through one statement, which checks
  * the caller's session and runs one api function.
- * Handlers never see SQL; the adapter decides how the call travels (see postgres-rpc.ts).
+ * Handlers never see SQL; the adapter decides how the call travels: postgres-rpc.ts (the
+ * login role's connection and the dispatcher) or data-api-rpc.ts (a Supabase project's Data API,
+ * as the caller), chosen by DATA_API.
  */
 
-/** The request role and verified JWT claims, forwarded the way PostgREST forwards them. */
+/** The request role, verified JWT claims and request headers, forwarded the way PostgREST forwards them. */
 export interface DbCaller {
   role: 'anon' | 'authenticated';
   /** The verified JWT payload as JSON text, or null for anonymous and service callers. */
   claims: string | null;
+  /**
+   * The verified access token those claims come from, as the caller sent it: what the Data API
+   * transport forwards (`Authorization: Bearer`), so that PostgREST verifies it and sets the role
+   * and claims itself. Absent for anonymous and service callers.
+   */
+  token?: string;
+  /**
+   * Request headers the database reads, lower-case names, as PostgREST's `request.headers`:
+   * `x-service-auth` for a service caller, which the database checks again itself
+   * (private.request_caller).
+   */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** The exposed api functions, their named arguments and return types, from `npm run db:types`. */
@@ -51,4 +65,8 @@ export interface HealthChecks {
   database: HealthState;
   /** Sign-in, refresh, logout and cleanup can run: their functions answer on the same pool. */
   sessions: HealthState;
+  /** Present with DATABASE_READ_URL: the read replica answers (while it does not, the primary reads). */
+  read_replica?: HealthState;
+  /** Present with DATA_API=supabase: the project's Data API answers, which every request needs. */
+  data_api?: HealthState;
 }

@@ -1,9 +1,8 @@
 import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { Logger } from 'pino';
-import postgres from 'postgres';
 import { ApiError } from './api-error.js';
-import { fromDatabaseError, isRaisedByOurSql } from './database-errors.js';
+import { fromDatabaseError, isDatabaseError, isRaisedByOurSql } from './database-errors.js';
 
 /** Turns anything thrown into the `{error:{code,message,details}}` envelope. */
 export function createErrorHandler(logger: Logger): ErrorHandler {
@@ -11,7 +10,7 @@ export function createErrorHandler(logger: Logger): ErrorHandler {
     const apiError = error instanceof ApiError ? error : (fromDatabaseError(error) ?? fromHttpException(error));
     if (apiError) {
       // A built-in database error answered generically: keep its text in the log only.
-      if (error instanceof postgres.PostgresError && !isRaisedByOurSql(error)) {
+      if (isDatabaseError(error) && !isRaisedByOurSql(error)) {
         logger.warn({ err: error, req_id: c.get('requestId') }, 'database error answered generically');
       }
       return sendError(c, apiError);

@@ -101,7 +101,14 @@ export const PaginationMetaSchema = z
 export const HealthSchema = z
   .object({
     status: z.enum(['ok', 'unavailable']),
-    checks: z.object({ database: z.enum(['ok', 'unavailable']), sessions: z.enum(['ok', 'unavailable']) }),
+    checks: z.object({
+      database: z.enum(['ok', 'unavailable']),
+      sessions: z.enum(['ok', 'unavailable']),
+      // Only with a read replica (DATABASE_READ_URL); informative: reads fall back to the primary.
+      read_replica: z.enum(['ok', 'unavailable']).optional(),
+      // Only with DATA_API=supabase: requests go through the project's Data API, so it must answer.
+      data_api: z.enum(['ok', 'unavailable']).optional(),
+    }),
   })
   .openapi('Health');
 

@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import type { AuthService } from '../auth/auth-service.js';
+import type { SupabaseAuth } from '../auth/supabase-auth.js';
 import type { Config } from '../config.js';
 import type { Rpc } from '../db/rpc.js';
 import { createSnapshotReader, type SnapshotReader } from './cache.js';
@@ -14,6 +15,8 @@ import type { AppEnv } from './env.js';
 export interface RouteServices {
   rpc: Rpc;
   auth: AuthService;
+  /** Sign-in delegated to Supabase Auth (AUTH_PROVIDER=supabase); unset otherwise. */
+  supabaseAuth?: SupabaseAuth;
   config: Config;
   /** Snapshot content of the open catalog: ETag, 304, the body cache, public Cache-Control. */
   readSnapshot: SnapshotReader;
@@ -28,10 +31,11 @@ export interface RouteServices {
  * @example
  *   app.use(provideServices(createRouteServices({ rpc, auth, config })));
  */
-export function createRouteServices(deps: { rpc: Rpc; auth: AuthService; config: Config }): RouteServices {
+export function createRouteServices(deps: { rpc: Rpc; auth: AuthService; supabaseAuth?: SupabaseAuth; config: Config }): RouteServices {
   return {
     rpc: deps.rpc,
     auth: deps.auth,
+    supabaseAuth: deps.supabaseAuth,
     config: deps.config,
     readSnapshot: createSnapshotReader(deps.rpc),
     readPrivateSnapshot: createSnapshotReader(deps.rpc, { privateToCaller: true }),

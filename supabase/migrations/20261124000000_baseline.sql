@@ -2,10 +2,14 @@
 -- migrations written before the first release. It is the schema files concatenated in order
 -- (01-platform.sql … 10-dispatch.sql) rather than a migra diff from an empty database, because
 -- a diff cannot carry the platform shim's guarded role and extension setup, the enumerations'
--- rows, private.title_order_is_bytewise (decided from the database's collation when applied),
--- the authenticator's db-pre-request setting, or comments. `npm test` checks that it gives
--- exactly the catalog of supabase/schemas. Later changes: edit supabase/schemas, then
--- `npm run db:diff -- <name>`.
+-- rows, the function settings that depend on the server (enable_presorted_aggregate from
+-- PostgreSQL 16, session_replication_role for a superuser), the authenticator's db-pre-request
+-- setting, or comments. `npm test` checks that it gives exactly the catalog of supabase/schemas.
+-- Later changes: edit supabase/schemas, then `npm run db:diff -- <name>`.
+-- Edited in place once: those two settings were SET clauses of private.write_staged_content and
+-- private.caller_journeys, which made this file fail on PostgreSQL 15 and for Supabase's
+-- postgres (no superuser) before it changed anything; the DO blocks that replace them give the
+-- same functions wherever it applied.
 
 -- ==== supabase/schemas/01-platform.sql ====
 
@@ -1354,7 +1358,6 @@ returns jsonb
 language plpgsql
 set search_path = ''
 set work_mem to '256MB'
-set session_replication_role to 'replica'
 as $$
 declare
   sid constant uuid := write_staged_content.snapshot_id;
@@ -1451,6 +1454,17 @@ begin
   end loop;
 
   return counts;
+end
+$$;
+-- Every reference the writes resolve was checked just before, so where the migrating role is a
+-- superuser (the embedded database) the writer skips the foreign-key triggers with
+-- session_replication_role = replica. Elsewhere (Supabase's postgres is no superuser) they run:
+-- slower, same rows. A SET clause in the definition would refuse to create the function there.
+do $$
+begin
+  if (select r.rolsuper from pg_catalog.pg_roles r where r.rolname = current_user) then
+    alter function private.write_staged_content(uuid) set session_replication_role to 'replica';
+  end if;
 end
 $$;
 
@@ -5756,9 +5770,6 @@ returns table(id uuid, user_id uuid, trail_id uuid, started_at timestamp with ti
 language sql
 stable
 set search_path = ''
--- Without with_sparks the two ordered aggregates see no rows; presorting every trail's positions
--- for them would cost the journey list ~15 % for nothing.
-set enable_presorted_aggregate to 'off'
 as $$
   with states as materialized (
     select * from private.caller_spark_states()
@@ -5799,6 +5810,16 @@ $$;
 comment on function private.caller_journeys(uuid,boolean) is
   'The caller''s enrollments (one, or all) with derived figures, status and last activity; with_sparks adds the current concept id and the spark_progress elements.';
 grant execute on function private.caller_journeys(uuid,boolean) to anon, authenticated;
+-- Without with_sparks the two ordered aggregates see no rows; presorting every trail's positions
+-- for them (PostgreSQL 16 and later) would cost the journey list ~15 % for nothing. PostgreSQL 15
+-- neither presorts nor knows the setting, which a SET clause in the definition would refuse.
+do $$
+begin
+  if exists (select from pg_catalog.pg_settings where name = 'enable_presorted_aggregate') then
+    alter function private.caller_journeys(uuid, boolean) set enable_presorted_aggregate to 'off';
+  end if;
+end
+$$;
 
 -- private.journey_list_json
 -- Purpose: the {data: UserJourneyListItem[]} body of the caller's journeys.

@@ -1,8 +1,13 @@
--- The platform: make a vanilla PostgreSQL look like a Supabase project, and do nothing on one.
+-- The platform: make a vanilla PostgreSQL look like a Supabase project, and leave one as it is.
 --
 -- On Supabase the roles, the `extensions` schema and the `auth` helpers already exist and `auth`
--- belongs to another owner, so every step is guarded. This file comes first: everything else
--- grants to these roles and calls these helpers.
+-- belongs to another owner, so every step is guarded: there this file only enables pg_trgm and
+-- unaccent in `extensions` (search needs them), and the migrations change no default privilege
+-- and no object of Supabase's but for registering the pre-request hook on authenticator
+-- (10-dispatch.sql); they add the API's own login role (02-callers.sql) and the profile trigger
+-- on auth.users (11-supabase-auth.sql); `npm test` proves it on a Supabase-shaped database
+-- (scripts/supabase-platform.ts lists what may change). This file comes first:
+-- everything else grants to these roles and calls these helpers.
 -- PostgREST's request roles. nologin: only the API's login role switches into them.
 do $$
 begin
@@ -15,11 +20,16 @@ begin
   if not exists (select from pg_catalog.pg_roles where rolname = 'service_role') then
     create role service_role nologin noinherit bypassrls;
   end if;
+  -- Supabase Auth's database role: it runs the custom access token hook (11-supabase-auth.sql).
+  -- Supabase creates it; elsewhere it exists so the hook's grant means the same thing.
+  if not exists (select from pg_catalog.pg_roles where rolname = 'supabase_auth_admin') then
+    create role supabase_auth_admin nologin noinherit;
+  end if;
 end
 $$;
 
--- The login role that runs migrations is the one the API connects with; it must be able to
--- `set role` into the request roles (PostgREST's authenticator does the same).
+-- The role that runs the migrations (the owner) can `set role` into the request roles, so that a
+-- DBA or pgTAP can act as a caller; the API itself connects as sparkpath_api (02-callers.sql).
 do $$
 declare
   request_role text;
@@ -37,9 +47,6 @@ grant usage on schema extensions to anon, authenticated, service_role;
 create extension if not exists pgcrypto with schema extensions;
 create extension if not exists pg_trgm with schema extensions;
 create extension if not exists unaccent with schema extensions;
-
--- Functions are private until granted: each object's grant sits right below it.
-alter default privileges revoke execute on functions from public;
 
 -- auth.uid(), auth.role(), auth.jwt() exactly as Supabase defines them, only where the
 -- `auth` schema is ours to write (absent, or owned by the migrating role).
@@ -68,6 +75,7 @@ begin
         )::uuid
       $body$
     $fn$;
+    revoke execute on function auth.uid() from public;
     grant execute on function auth.uid() to anon, authenticated, service_role;
   end if;
 
@@ -83,6 +91,7 @@ begin
         )::text
       $body$
     $fn$;
+    revoke execute on function auth.role() from public;
     grant execute on function auth.role() to anon, authenticated, service_role;
   end if;
 
@@ -98,6 +107,7 @@ begin
         )::jsonb
       $body$
     $fn$;
+    revoke execute on function auth.jwt() from public;
     grant execute on function auth.jwt() to anon, authenticated, service_role;
   end if;
 end

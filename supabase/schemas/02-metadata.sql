@@ -1,19 +1,5 @@
--- Schemas, the alphabetical collation and the metadata enumerations.
---
---   app      tables; never exposed. Request roles reach rows only through RLS.
---   private  security-definer helpers and the dispatcher; never exposed.
---   api      the one exposed schema: security invoker functions only.
-
-create schema if not exists app;
-create schema if not exists private;
-create schema if not exists api;
-
-revoke all on schema app, private, api from public;
-grant usage on schema api to anon, authenticated, service_role;
--- api functions are security invoker, so the request role needs to see the tables they read;
--- row-level security decides which rows.
-grant usage on schema app to anon, authenticated;
-grant usage on schema private to anon, authenticated;
+-- The alphabetical collation and the metadata enumerations. (The schemas are created in
+-- 02-callers.sql.)
 
 -- The spec's "sorted alphabetically" is a reader's alphabet, not byte order: case-insensitive
 -- ("How Transformers Work" before "HTTP Fundamentals", "apis" among the A's) and accent-aware
@@ -101,6 +87,7 @@ language sql
 stable
 set search_path = ''
 as $$
+  select private.authorize('get_metadata');
   select pg_catalog.jsonb_build_object(
     'difficulty_levels', (
       select coalesce(pg_catalog.jsonb_agg(
@@ -121,7 +108,7 @@ as $$
 $$;
 comment on function api.get_metadata() is
   'Every metadata enumeration (difficulty levels with order, journey statuses, learning verbs). No params. Returns {difficulty_levels, journey_statuses, learning_verbs}. No errors.';
-grant execute on function api.get_metadata() to anon, authenticated;
+grant execute on function api.get_metadata() to anon, authenticated, service_role;
 
 -- api.list_difficulty_levels
 -- Purpose: the difficulty levels in order.
@@ -134,6 +121,7 @@ language sql
 stable
 set search_path = ''
 as $$
+  select private.authorize('list_difficulty_levels');
   select pg_catalog.jsonb_build_object('data', coalesce(pg_catalog.jsonb_agg(
     pg_catalog.jsonb_build_object('value', d.value, 'label', d.label, 'order', d.sort_order)
     order by d.sort_order), '[]'::jsonb))
@@ -141,4 +129,4 @@ as $$
 $$;
 comment on function api.list_difficulty_levels() is
   'Difficulty levels in order. No params. Returns {data: [{value,label,order}]}. No errors.';
-grant execute on function api.list_difficulty_levels() to anon, authenticated;
+grant execute on function api.list_difficulty_levels() to anon, authenticated, service_role;

@@ -330,7 +330,7 @@ create index content_imports_snapshot on app.content_imports (snapshot_id);
 -- Params:  requested, an explicit snapshot id or null.
 -- Returns: the requested snapshot (draft and archived included); else the current (published)
 --          one; else null, meaning "no snapshot filter" (nothing has been published yet).
--- Errors:  P0002 when an explicit id names no snapshot.
+-- Errors:  PT404 when an explicit id names no snapshot.
 create or replace function private.resolve_snapshot_id(requested uuid)
 returns uuid
 language plpgsql
@@ -344,7 +344,7 @@ begin
     select s.id into chosen from app.snapshots s where s.id = resolve_snapshot_id.requested;
     if chosen is null then
       raise exception using
-        errcode = 'P0002',
+        errcode = 'PT404',
         message = 'snapshot not found',
         detail = pg_catalog.jsonb_build_object('snapshot_id', resolve_snapshot_id.requested)::text;
     end if;
@@ -355,7 +355,7 @@ begin
 end
 $$;
 comment on function private.resolve_snapshot_id(uuid) is
-  'Snapshot selection: explicit id (any status) -> current -> null (no filter). Raises P0002 for an unknown explicit id.';
+  'Snapshot selection: explicit id (any status) -> current -> null (no filter). Raises PT404 for an unknown explicit id.';
 grant execute on function private.resolve_snapshot_id(uuid) to anon, authenticated;
 
 -- api.list_snapshots
@@ -373,6 +373,7 @@ stable
 set search_path = ''
 as $$
 declare
+  caller_role constant text := private.authorize('list_snapshots');
   wanted_page constant integer := coalesce(list_snapshots.page, 1);
   wanted_size constant integer := coalesce(list_snapshots.per_page, 20);
   total bigint;
@@ -406,7 +407,7 @@ end
 $$;
 comment on function api.list_snapshots(integer,integer,text) is
   'Snapshots newest first, paginated. Params: page (default 1), per_page (default 20, max 100), status (draft|published|archived). Returns {data, meta}. Errors: 22023 invalid page, per_page or status.';
-grant execute on function api.list_snapshots(integer,integer,text) to anon, authenticated;
+grant execute on function api.list_snapshots(integer,integer,text) to anon, authenticated, service_role;
 
 -- api.get_current_snapshot
 -- Purpose: the current (published) snapshot.
@@ -414,7 +415,7 @@ grant execute on function api.list_snapshots(integer,integer,text) to anon, auth
 -- Returns: {id, name, version_label, description, status, entity_counts: {domains, trails,
 --           concepts, sparks, beacons, concept_sparks, spark_links, concept_links},
 --           created_at, published_at, parent_snapshot_id}.
--- Errors:  P0002 when no snapshot has been published.
+-- Errors:  PT404 when no snapshot has been published.
 create or replace function api.get_current_snapshot()
 returns jsonb
 language plpgsql
@@ -422,25 +423,26 @@ stable
 set search_path = ''
 as $$
 declare
+  caller_role constant text := private.authorize('get_current_snapshot');
   current_id uuid;
 begin
   select s.id into current_id from app.snapshots s where s.status = 'published';
   if current_id is null then
-    raise exception using errcode = 'P0002', message = 'No snapshot has been published yet';
+    raise exception using errcode = 'PT404', message = 'No snapshot has been published yet';
   end if;
   return private.snapshot_json(current_id, true, true);
 end
 $$;
 comment on function api.get_current_snapshot() is
-  'The current (published) snapshot with all entity counts and parent_snapshot_id. No params. Errors: P0002 when none has been published.';
-grant execute on function api.get_current_snapshot() to anon, authenticated;
+  'The current (published) snapshot with all entity counts and parent_snapshot_id. No params. Errors: PT404 when none has been published.';
+grant execute on function api.get_current_snapshot() to anon, authenticated, service_role;
 
 -- api.get_snapshot
 -- Purpose: one snapshot by id, whatever its status.
 -- Params:  id (uuid).
 -- Returns: {id, name, version_label, description, status, entity_counts: {domains, trails,
 --           concepts, sparks}, created_at, published_at, parent_snapshot_id}.
--- Errors:  P0002 unknown id.
+-- Errors:  PT404 unknown id.
 create or replace function api.get_snapshot(id uuid)
 returns jsonb
 language plpgsql
@@ -448,19 +450,20 @@ stable
 set search_path = ''
 as $$
 declare
+  caller_role constant text := private.authorize('get_snapshot');
   body jsonb;
 begin
   body := private.snapshot_json(get_snapshot.id, true, false);
   if body is null then
-    raise exception using errcode = 'P0002', message = 'Snapshot not found',
+    raise exception using errcode = 'PT404', message = 'Snapshot not found',
       detail = pg_catalog.jsonb_build_object('id', get_snapshot.id)::text;
   end if;
   return body;
 end
 $$;
 comment on function api.get_snapshot(uuid) is
-  'One snapshot by id (draft, published or archived) with parent_snapshot_id. Params: id. Errors: P0002 unknown id.';
-grant execute on function api.get_snapshot(uuid) to anon, authenticated;
+  'One snapshot by id (draft, published or archived) with parent_snapshot_id. Params: id. Errors: PT404 unknown id.';
+grant execute on function api.get_snapshot(uuid) to anon, authenticated, service_role;
 
 create table app.domain_rollups (
   snapshot_id uuid not null references app.snapshots (id) on delete cascade,
@@ -516,6 +519,23 @@ create policy "anyone reads snapshot rollups" on app.snapshot_rollups
   for select to anon, authenticated
   using (true);
 grant select on app.snapshot_rollups to anon, authenticated;
+
+-- private.content_derivation_deferred
+-- Purpose: true while the content import writes a snapshot (the transaction-local setting
+--          sparkpath.defer_derived = 'on'). The statement triggers that keep the derived figures
+--          (search index, lexicon, graph node rows) then skip inserted rows: the import derives
+--          the whole snapshot once, set-based, after fresh statistics
+--          (private.derive_snapshot_figures). Updates and deletes are never deferred.
+create or replace function private.content_derivation_deferred()
+returns boolean
+language sql
+stable
+set search_path = ''
+as $$
+  select pg_catalog.current_setting('sparkpath.defer_derived', true) is not distinct from 'on'
+$$;
+comment on function private.content_derivation_deferred() is
+  'True while the content import defers the derived figures of inserted rows (sparkpath.defer_derived = on).';
 
 -- private.refresh_content_rollups
 -- Purpose: (re)computes the rollup rows of one snapshot from its content rows, set-based (one

@@ -23,7 +23,7 @@ create index discovery_trails_title_trgm on app.trails using gin (title extensio
 
 create index discovery_concepts_title_trgm on app.concepts using gin (title extensions.gin_trgm_ops);
 
--- Entity lookups by slug inside the selected snapshot; P0002 naming the parameter when absent.
+-- Entity lookups by slug inside the selected snapshot; PT404 naming the parameter when absent.
 create or replace function private.find_entity_id(kind text, sid uuid, slug text, field text)
 returns uuid
 language plpgsql
@@ -49,7 +49,7 @@ begin
   end if;
   if found_id is null then
     raise exception using
-      errcode = 'P0002',
+      errcode = 'PT404',
       message = pg_catalog.format('%s %s not found', find_entity_id.kind, find_entity_id.slug),
       detail = pg_catalog.jsonb_build_object(find_entity_id.field, find_entity_id.slug)::text;
   end if;
@@ -315,21 +315,23 @@ end
 $$;
 grant execute on function private.discovery_allocation(bigint,bigint[],integer[]) to anon, authenticated;
 
--- api.resolve_snapshot
+-- private.resolve_snapshot_version
 -- Purpose: the cheap first step of every cached catalog read: which snapshot a read would use,
 --          and a version key that changes whenever that answer could change.
 -- Params:  snapshot_id (uuid, optional).
 -- Returns: {snapshot_id: uuid|null, version: text}. version is the snapshot id, or, when no
 --          snapshot is published (no filter), a digest of every snapshot's id and status.
--- Errors:  P0002 when an explicit snapshot_id names no snapshot.
-create or replace function api.resolve_snapshot(snapshot_id uuid default null::uuid)
+-- Errors:  PT404 when an explicit snapshot_id names no snapshot.
+-- api.resolve_snapshot (the Data API's) and private.dispatch_snapshot_read (which has already
+-- authorized its call) both answer with it.
+create or replace function private.resolve_snapshot_version(snapshot_id uuid)
 returns jsonb
 language plpgsql
 stable
 set search_path = ''
 as $$
 declare
-  sid uuid := private.resolve_snapshot_id(resolve_snapshot.snapshot_id);
+  sid uuid := private.resolve_snapshot_id(resolve_snapshot_version.snapshot_id);
 begin
   return pg_catalog.jsonb_build_object(
     'snapshot_id', sid,
@@ -338,9 +340,42 @@ begin
       from app.snapshots s)));
 end
 $$;
-comment on function api.resolve_snapshot(uuid) is
-  'Snapshot a catalog read uses and a cache version key. Params: snapshot_id (optional). Returns {snapshot_id, version}. Errors: P0002 unknown snapshot_id.';
-grant execute on function api.resolve_snapshot(uuid) to anon, authenticated;
+comment on function private.resolve_snapshot_version(uuid) is
+  'Snapshot a catalog read uses and a cache version key: {snapshot_id, version}. PT404 for an unknown explicit snapshot_id.';
+grant execute on function private.resolve_snapshot_version(uuid) to anon, authenticated;
+
+-- api.resolve_snapshot: private.resolve_snapshot_version for any caller; with for_function,
+-- only for a caller that function accepts. It is the version read of a snapshot read through the
+-- Data API (DATA_API=supabase, src/db/data-api-rpc.ts), where there is no dispatcher: the API
+-- serves a body it holds for that version only after this call, so a held body never reaches a
+-- caller the function would refuse.
+-- Params:  snapshot_id (uuid, optional); for_function (text, optional): the api function whose
+--          read this resolves, whose access rule then applies too (private.authorize).
+-- Returns: {snapshot_id: uuid|null, version: text}.
+-- Errors:  PT404 when an explicit snapshot_id names no snapshot; 22023 when for_function names
+--          no api function; for_function's refusals.
+create or replace function api.resolve_snapshot(snapshot_id uuid default null::uuid, for_function text default null::text)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  caller_role constant text := private.authorize('resolve_snapshot');
+begin
+  if resolve_snapshot.for_function is not null then
+    if (private.api_access_rule(resolve_snapshot.for_function)).audience is null then
+      raise exception using errcode = '22023', message = 'for_function must name an api function',
+        detail = pg_catalog.jsonb_build_object('field', 'for_function', 'value', resolve_snapshot.for_function)::text;
+    end if;
+    perform private.authorize(resolve_snapshot.for_function);
+  end if;
+  return private.resolve_snapshot_version(resolve_snapshot.snapshot_id);
+end
+$$;
+comment on function api.resolve_snapshot(uuid,text) is
+  'Snapshot a catalog read uses and a cache version key. Params: snapshot_id (optional), for_function (optional: that function''s access rule applies too). Returns {snapshot_id, version}. Errors: PT404 unknown snapshot_id, 22023 unknown for_function.';
+grant execute on function api.resolve_snapshot(uuid,text) to anon, authenticated, service_role;
 
 -- api.list_discovery_domains
 -- Purpose: GET /discovery/domains: published domains in name order with counts and trail previews.
@@ -348,7 +383,7 @@ grant execute on function api.resolve_snapshot(uuid) to anon, authenticated;
 --          snapshot_id (optional; selection rule).
 -- Returns: {data: [{id,slug,name,description,icon,color,trail_count,concept_count,spark_count,
 --          estimated_mins,trails:[{id,slug,title,estimated_mins}]}], meta: pagination}.
--- Errors:  22023 out-of-range numbers; P0002 unknown snapshot_id.
+-- Errors:  22023 out-of-range numbers; PT404 unknown snapshot_id.
 create or replace function api.list_discovery_domains(page integer default 1, per_page integer default 20, trail_limit integer default 5, snapshot_id uuid default null::uuid)
 returns jsonb
 language plpgsql
@@ -357,6 +392,7 @@ set search_path = ''
 set plan_cache_mode to 'force_custom_plan'
 as $$
 declare
+  caller_role constant text := private.authorize('list_discovery_domains');
   sid uuid;
   total bigint;
   items jsonb;
@@ -385,8 +421,8 @@ begin
 end
 $$;
 comment on function api.list_discovery_domains(integer,integer,integer,uuid) is
-  'GET /discovery/domains. Params: page, per_page (max 100), trail_limit (0-100), snapshot_id. Returns {data: Domain with counts and trails preview, meta}. Errors: 22023, P0002.';
-grant execute on function api.list_discovery_domains(integer,integer,integer,uuid) to anon, authenticated;
+  'GET /discovery/domains. Params: page, per_page (max 100), trail_limit (0-100), snapshot_id. Returns {data: Domain with counts and trails preview, meta}. Errors: 22023, PT404.';
+grant execute on function api.list_discovery_domains(integer,integer,integer,uuid) to anon, authenticated, service_role;
 
 -- api.list_discovery_trails
 -- Purpose: GET /discovery/trails: trails in title order with counts and concept previews.
@@ -394,7 +430,7 @@ grant execute on function api.list_discovery_domains(integer,integer,integer,uui
 --          concept_limit (0-50), snapshot_id (optional).
 -- Returns: {data: [{id,slug,title,description,difficulty_level,concept_count,spark_count,
 --          estimated_mins,concepts:[{id,slug,title,estimated_mins}]}], meta: pagination}.
--- Errors:  22023 invalid numbers or difficulty; P0002 unknown domain slug or snapshot_id.
+-- Errors:  22023 invalid numbers or difficulty; PT404 unknown domain slug or snapshot_id.
 create or replace function api.list_discovery_trails(page integer default 1, per_page integer default 20, domain text default null::text, difficulty text default null::text, concept_limit integer default 5, snapshot_id uuid default null::uuid)
 returns jsonb
 language plpgsql
@@ -403,6 +439,7 @@ set search_path = ''
 set plan_cache_mode to 'force_custom_plan'
 as $$
 declare
+  caller_role constant text := private.authorize('list_discovery_trails');
   sid uuid;
   did uuid;
   total bigint;
@@ -440,8 +477,8 @@ begin
 end
 $$;
 comment on function api.list_discovery_trails(integer,integer,text,text,integer,uuid) is
-  'GET /discovery/trails. Params: page, per_page (max 100), domain slug, difficulty, concept_limit (0-50), snapshot_id. Returns {data: Trail with concepts preview, meta}. Errors: 22023, P0002 unknown domain/snapshot.';
-grant execute on function api.list_discovery_trails(integer,integer,text,text,integer,uuid) to anon, authenticated;
+  'GET /discovery/trails. Params: page, per_page (max 100), domain slug, difficulty, concept_limit (0-50), snapshot_id. Returns {data: Trail with concepts preview, meta}. Errors: 22023, PT404 unknown domain/snapshot.';
+grant execute on function api.list_discovery_trails(integer,integer,text,text,integer,uuid) to anon, authenticated, service_role;
 
 -- api.list_discovery_concepts
 -- Purpose: GET /discovery/concepts: concepts with counts and spark previews. With a trail they
@@ -449,7 +486,7 @@ grant execute on function api.list_discovery_trails(integer,integer,text,text,in
 -- Params:  page, per_page (1-100), trail (slug, optional), spark_limit (0-50), snapshot_id.
 -- Returns: {data: [{id,slug,title,description,order_index,spark_count,estimated_mins,
 --          sparks:[{id,slug,title,estimated_mins}]}], meta: pagination}.
--- Errors:  22023 invalid numbers; P0002 unknown trail slug or snapshot_id.
+-- Errors:  22023 invalid numbers; PT404 unknown trail slug or snapshot_id.
 create or replace function api.list_discovery_concepts(page integer default 1, per_page integer default 20, trail text default null::text, spark_limit integer default 3, snapshot_id uuid default null::uuid)
 returns jsonb
 language plpgsql
@@ -458,6 +495,7 @@ set search_path = ''
 set plan_cache_mode to 'force_custom_plan'
 as $$
 declare
+  caller_role constant text := private.authorize('list_discovery_concepts');
   sid uuid;
   tid uuid;
   total bigint;
@@ -501,15 +539,15 @@ begin
 end
 $$;
 comment on function api.list_discovery_concepts(integer,integer,text,integer,uuid) is
-  'GET /discovery/concepts. Params: page, per_page (max 100), trail slug, spark_limit (0-50), snapshot_id. Returns {data: Concept with sparks preview, meta}. Errors: 22023, P0002 unknown trail/snapshot.';
-grant execute on function api.list_discovery_concepts(integer,integer,text,integer,uuid) to anon, authenticated;
+  'GET /discovery/concepts. Params: page, per_page (max 100), trail slug, spark_limit (0-50), snapshot_id. Returns {data: Concept with sparks preview, meta}. Errors: 22023, PT404 unknown trail/snapshot.';
+grant execute on function api.list_discovery_concepts(integer,integer,text,integer,uuid) to anon, authenticated, service_role;
 
 -- api.list_discovery_sparks
 -- Purpose: GET /discovery/sparks: sparks, in their position order inside a concept when one is
 --          given, otherwise in title order; optionally of one difficulty.
 -- Params:  page, per_page (1-100), concept (slug, optional), difficulty (optional), snapshot_id.
 -- Returns: {data: [{id,slug,title,summary,difficulty,estimated_mins}], meta: pagination}.
--- Errors:  22023 invalid numbers or difficulty; P0002 unknown concept slug or snapshot_id.
+-- Errors:  22023 invalid numbers or difficulty; PT404 unknown concept slug or snapshot_id.
 create or replace function api.list_discovery_sparks(page integer default 1, per_page integer default 20, concept text default null::text, difficulty text default null::text, snapshot_id uuid default null::uuid)
 returns jsonb
 language plpgsql
@@ -518,6 +556,7 @@ set search_path = ''
 set plan_cache_mode to 'force_custom_plan'
 as $$
 declare
+  caller_role constant text := private.authorize('list_discovery_sparks');
   sid uuid;
   cid uuid;
   total bigint;
@@ -572,8 +611,8 @@ begin
 end
 $$;
 comment on function api.list_discovery_sparks(integer,integer,text,text,uuid) is
-  'GET /discovery/sparks. Params: page, per_page (max 100), concept slug, difficulty, snapshot_id. Returns {data: Spark[], meta}. Errors: 22023, P0002 unknown concept/snapshot.';
-grant execute on function api.list_discovery_sparks(integer,integer,text,text,uuid) to anon, authenticated;
+  'GET /discovery/sparks. Params: page, per_page (max 100), concept slug, difficulty, snapshot_id. Returns {data: Spark[], meta}. Errors: 22023, PT404 unknown concept/snapshot.';
+grant execute on function api.list_discovery_sparks(integer,integer,text,text,uuid) to anon, authenticated, service_role;
 
 -- api.get_discovery_facets
 -- Purpose: GET /discovery/facets: facet lists over the catalog, scoped by domain, track and
@@ -581,7 +620,7 @@ grant execute on function api.list_discovery_sparks(integer,integer,text,text,uu
 -- Params:  domain (slug), track (trail slug), difficulty, snapshot_id (all optional).
 -- Returns: {domains:[{slug,name,count}], tracks:[{slug,name,count}], difficulties:[{level,count}],
 --          types:[{type,count}]}.
--- Errors:  22023 invalid difficulty; P0002 unknown domain/track/snapshot.
+-- Errors:  22023 invalid difficulty; PT404 unknown domain/track/snapshot.
 create or replace function api.get_discovery_facets(domain text default null::text, track text default null::text, difficulty text default null::text, snapshot_id uuid default null::uuid)
 returns jsonb
 language plpgsql
@@ -589,6 +628,7 @@ stable
 set search_path = ''
 as $$
 declare
+  caller_role constant text := private.authorize('get_discovery_facets');
   sid uuid;
   did uuid;
   tid uuid;
@@ -608,10 +648,10 @@ begin
 end
 $$;
 comment on function api.get_discovery_facets(text,text,text,uuid) is
-  'GET /discovery/facets. Params: domain, track, difficulty, snapshot_id. Returns {domains, tracks, difficulties, types}. Errors: 22023, P0002.';
-grant execute on function api.get_discovery_facets(text,text,text,uuid) to anon, authenticated;
+  'GET /discovery/facets. Params: domain, track, difficulty, snapshot_id. Returns {domains, tracks, difficulties, types}. Errors: 22023, PT404.';
+grant execute on function api.get_discovery_facets(text,text,text,uuid) to anon, authenticated, service_role;
 
--- A domain by slug or UUID inside the selected snapshot; P0002 when none matches.
+-- A domain by slug or UUID inside the selected snapshot; PT404 when none matches.
 create or replace function private.find_domain(sid uuid, slug_or_id text)
 returns app.domains
 language plpgsql
@@ -635,7 +675,7 @@ begin
   end if;
   if found.id is null then
     raise exception using
-      errcode = 'P0002',
+      errcode = 'PT404',
       message = pg_catalog.format('domain %s not found', find_domain.slug_or_id),
       detail = pg_catalog.jsonb_build_object('slug', find_domain.slug_or_id)::text;
   end if;
@@ -648,7 +688,7 @@ grant execute on function private.find_domain(uuid,text) to anon, authenticated;
 -- Purpose: GET /discovery/domains/: published domains in name order.
 -- Params:  page (>=1), per_page (1-100), snapshot_id (optional).
 -- Returns: {data: [{id,slug,name,description,icon,color,trail_count}], meta: pagination}.
--- Errors:  22023 out-of-range numbers; P0002 unknown snapshot_id.
+-- Errors:  22023 out-of-range numbers; PT404 unknown snapshot_id.
 create or replace function api.list_domains(page integer default 1, per_page integer default 20, snapshot_id uuid default null::uuid)
 returns jsonb
 language plpgsql
@@ -657,6 +697,7 @@ set search_path = ''
 set plan_cache_mode to 'force_custom_plan'
 as $$
 declare
+  caller_role constant text := private.authorize('list_domains');
   sid uuid;
   total bigint;
   items jsonb;
@@ -679,15 +720,15 @@ begin
 end
 $$;
 comment on function api.list_domains(integer,integer,uuid) is
-  'GET /discovery/domains/. Params: page, per_page (max 100), snapshot_id. Returns {data: Domain[] (id,slug,name,description,icon,color,trail_count), meta}. Errors: 22023, P0002.';
-grant execute on function api.list_domains(integer,integer,uuid) to anon, authenticated;
+  'GET /discovery/domains/. Params: page, per_page (max 100), snapshot_id. Returns {data: Domain[] (id,slug,name,description,icon,color,trail_count), meta}. Errors: 22023, PT404.';
+grant execute on function api.list_domains(integer,integer,uuid) to anon, authenticated, service_role;
 
 -- api.get_domain
 -- Purpose: GET /discovery/domains/{slug}: one domain by slug or UUID (published or not; the
 --          is_published field tells).
 -- Params:  slug (slug or UUID), snapshot_id (optional).
 -- Returns: {id,slug,name,description,icon,color,is_published,trail_count,category_id,learning_outcomes}.
--- Errors:  P0002 unknown domain or snapshot_id.
+-- Errors:  PT404 unknown domain or snapshot_id.
 create or replace function api.get_domain(slug text, snapshot_id uuid default null::uuid)
 returns jsonb
 language plpgsql
@@ -695,6 +736,7 @@ stable
 set search_path = ''
 as $$
 declare
+  caller_role constant text := private.authorize('get_domain');
   d app.domains;
 begin
   d := private.find_domain(private.resolve_snapshot_id(get_domain.snapshot_id), get_domain.slug);
@@ -705,8 +747,8 @@ begin
 end
 $$;
 comment on function api.get_domain(text,uuid) is
-  'GET /discovery/domains/{slug}. Params: slug (slug or UUID), snapshot_id. Returns the domain detail. Errors: P0002 unknown domain/snapshot.';
-grant execute on function api.get_domain(text,uuid) to anon, authenticated;
+  'GET /discovery/domains/{slug}. Params: slug (slug or UUID), snapshot_id. Returns the domain detail. Errors: PT404 unknown domain/snapshot.';
+grant execute on function api.get_domain(text,uuid) to anon, authenticated, service_role;
 
 -- api.list_related_domains
 -- Purpose: GET /discovery/domains/{slug}/related: published domains of the same category
@@ -716,7 +758,7 @@ grant execute on function api.get_domain(text,uuid) to anon, authenticated;
 --          and therefore cacheable).
 -- Params:  slug (slug or UUID), related_limit (1-10), snapshot_id.
 -- Returns: {data: [{id,slug,name,description,icon,color,trail_count}], meta: {total,page,per_page}}.
--- Errors:  22023 out-of-range limit; P0002 unknown domain or snapshot_id.
+-- Errors:  22023 out-of-range limit; PT404 unknown domain or snapshot_id.
 create or replace function api.list_related_domains(slug text, related_limit integer default 4, snapshot_id uuid default null::uuid)
 returns jsonb
 language plpgsql
@@ -724,6 +766,7 @@ stable
 set search_path = ''
 as $$
 declare
+  caller_role constant text := private.authorize('list_related_domains');
   d app.domains;
   total bigint := 0;
   items jsonb;
@@ -759,8 +802,8 @@ begin
 end
 $$;
 comment on function api.list_related_domains(text,integer,uuid) is
-  'GET /discovery/domains/{slug}/related. Params: slug (slug or UUID), related_limit (1-10), snapshot_id. Returns {data: Domain[], meta: {total,page,per_page}}; same category, else pseudo-random domains. Errors: 22023, P0002.';
-grant execute on function api.list_related_domains(text,integer,uuid) to anon, authenticated;
+  'GET /discovery/domains/{slug}/related. Params: slug (slug or UUID), related_limit (1-10), snapshot_id. Returns {data: Domain[], meta: {total,page,per_page}}; same category, else pseudo-random domains. Errors: 22023, PT404.';
+grant execute on function api.list_related_domains(text,integer,uuid) to anon, authenticated, service_role;
 
 -- Figures of some concepts: spark_count and estimated_mins (sum over its sparks).
 create or replace function private.concept_figures(snapshots uuid[], concept_ids uuid[])
@@ -863,7 +906,7 @@ grant execute on function private.domain_summary(app.domains) to anon, authentic
 -- Params:  slug (slug or UUID), page (>=1), trail_limit (1-100, trails per page), snapshot_id.
 -- Returns: {id,slug,name,description,icon,color,trail_count, trails:[{id,title,slug,estimated_mins}],
 --          trail_meta: {total,page,per_page,total_pages,has_next,has_prev,total_concept_count}}.
--- Errors:  22023 out-of-range numbers; P0002 unknown domain or snapshot_id.
+-- Errors:  22023 out-of-range numbers; PT404 unknown domain or snapshot_id.
 create or replace function api.get_domain_trails(slug text, page integer default 1, trail_limit integer default 5, snapshot_id uuid default null::uuid)
 returns jsonb
 language plpgsql
@@ -872,6 +915,7 @@ set search_path = ''
 set plan_cache_mode to 'force_custom_plan'
 as $$
 declare
+  caller_role constant text := private.authorize('get_domain_trails');
   d app.domains;
   total bigint;
   concepts bigint;
@@ -905,8 +949,8 @@ begin
 end
 $$;
 comment on function api.get_domain_trails(text,integer,integer,uuid) is
-  'GET /discovery/domains/{slug}/trails. Params: slug (slug or UUID), page, trail_limit (1-100), snapshot_id. Returns domain fields, trails page and trail_meta. Errors: 22023, P0002.';
-grant execute on function api.get_domain_trails(text,integer,integer,uuid) to anon, authenticated;
+  'GET /discovery/domains/{slug}/trails. Params: slug (slug or UUID), page, trail_limit (1-100), snapshot_id. Returns domain fields, trails page and trail_meta. Errors: 22023, PT404.';
+grant execute on function api.get_domain_trails(text,integer,integer,uuid) to anon, authenticated, service_role;
 
 -- An /all item: the list item of its kind with its type first.
 create or replace function private.typed_items(items jsonb, type text)
@@ -929,7 +973,7 @@ grant execute on function private.typed_items(jsonb,text) to anon, authenticated
 --          include_facets, nested_limit (0-10; 0 omits nested items), snapshot_id.
 -- Returns: {data: [{type:'DOMAIN',...}|{type:'TRAIL',...,concepts}|{type:'CONCEPT',...,sparks}],
 --          meta: pagination over all matching items, facets (when include_facets)}.
--- Errors:  22023 invalid numbers, types or difficulty; P0002 unknown domain/track/snapshot.
+-- Errors:  22023 invalid numbers, types or difficulty; PT404 unknown domain/track/snapshot.
 create or replace function api.list_discovery_items(page integer default 1, per_page integer default 20, types text default null::text, domain text default null::text, track text default null::text, difficulty text default null::text, q text default null::text, include_facets boolean default false, nested_limit integer default 3, snapshot_id uuid default null::uuid)
 returns jsonb
 language plpgsql
@@ -938,6 +982,7 @@ set search_path = ''
 set plan_cache_mode to 'force_custom_plan'
 as $$
 declare
+  caller_role constant text := private.authorize('list_discovery_items');
   sid uuid;
   did uuid;
   tid uuid;
@@ -1075,8 +1120,8 @@ begin
 end
 $$;
 comment on function api.list_discovery_items(integer,integer,text,text,text,text,text,boolean,integer,uuid) is
-  'GET /discovery/all. Params: page, per_page (max 100), types, domain, track, difficulty, q, include_facets, nested_limit (0-10), snapshot_id. Returns {data: mixed DOMAIN/TRAIL/CONCEPT items split by type share, meta, facets?}. Errors: 22023, P0002.';
-grant execute on function api.list_discovery_items(integer,integer,text,text,text,text,text,boolean,integer,uuid) to anon, authenticated;
+  'GET /discovery/all. Params: page, per_page (max 100), types, domain, track, difficulty, q, include_facets, nested_limit (0-10), snapshot_id. Returns {data: mixed DOMAIN/TRAIL/CONCEPT items split by type share, meta, facets?}. Errors: 22023, PT404.';
+grant execute on function api.list_discovery_items(integer,integer,text,text,text,text,text,boolean,integer,uuid) to anon, authenticated, service_role;
 
 -- Facets over every matching item (not just a page): types, domains and tracks with the number
 -- of matching items inside them, trails per difficulty level. Concepts are counted from the
@@ -1185,7 +1230,7 @@ grant execute on function private.discovery_facets(uuid,uuid,uuid,text,text,bool
 --          estimated_mins, trails:[{id,slug,title,difficulty_level,concept_count,spark_count,
 --          estimated_mins, concepts:[{id,slug,title,order_index,spark_count,estimated_mins}]}]}],
 --          meta: pagination over domains}.
--- Errors:  22023 invalid numbers or difficulty; P0002 unknown domain/snapshot.
+-- Errors:  22023 invalid numbers or difficulty; PT404 unknown domain/snapshot.
 create or replace function api.browse_catalog(page integer default 1, per_page integer default 20, domain text default null::text, difficulty text default null::text, trail_limit integer default 5, concept_limit integer default 5, snapshot_id uuid default null::uuid)
 returns jsonb
 language plpgsql
@@ -1194,6 +1239,7 @@ set search_path = ''
 set plan_cache_mode to 'force_custom_plan'
 as $$
 declare
+  caller_role constant text := private.authorize('browse_catalog');
   sid uuid;
   did uuid;
   total bigint;
@@ -1287,5 +1333,5 @@ begin
 end
 $$;
 comment on function api.browse_catalog(integer,integer,text,text,integer,integer,uuid) is
-  'GET /discovery/browse. Params: page, per_page (max 50), domain, difficulty, trail_limit (0-20), concept_limit (0-20), snapshot_id. Returns {data: domain -> trails -> concepts tree with counts, meta}. Errors: 22023, P0002.';
-grant execute on function api.browse_catalog(integer,integer,text,text,integer,integer,uuid) to anon, authenticated;
+  'GET /discovery/browse. Params: page, per_page (max 50), domain, difficulty, trail_limit (0-20), concept_limit (0-20), snapshot_id. Returns {data: domain -> trails -> concepts tree with counts, meta}. Errors: 22023, PT404.';
+grant execute on function api.browse_catalog(integer,integer,text,text,integer,integer,uuid) to anon, authenticated, service_role;

@@ -285,7 +285,7 @@ grant execute on function private.suggest_title_prefix_list(uuid, text, integer,
 --          last, for q of 4+ characters, trigram matches (word similarity >= 0.5). Each tier is
 --          computed only when the earlier ones leave room, so a common prefix costs an index walk
 --          of `limit` rows.
--- Errors:  22023 q shorter than 2 characters or limit_count out of range; P0002 unknown snapshot_id.
+-- Errors:  22023 q shorter than 2 characters or limit_count out of range; PT404 unknown snapshot_id.
 create or replace function api.list_search_suggestions(q text, limit_count integer default 5, snapshot_id uuid default null::uuid)
 returns jsonb
 language plpgsql
@@ -293,6 +293,7 @@ stable
 set search_path = ''
 as $$
 declare
+  caller_role constant text := private.authorize('list_search_suggestions');
   normalized text := pg_catalog.btrim(private.search_normalize(list_search_suggestions.q));
   snapshot uuid;
   corrected text;
@@ -342,8 +343,8 @@ begin
 end
 $$;
 comment on function api.list_search_suggestions(text, integer, uuid) is
-  'Autocomplete. Params: q (min 2 chars), limit_count (1..20, default 5), snapshot_id. Returns {suggestions:[{text,type}], meta:{corrected_query} when typo-corrected suggestions are included}: title prefixes (index walk), word prefixes, the same for the typo-corrected text, then trigram matches (q of 4+ chars); de-duplicated. Errors: 22023 invalid q/limit, P0002 unknown snapshot.';
-grant execute on function api.list_search_suggestions(text, integer, uuid) to anon, authenticated;
+  'Autocomplete. Params: q (min 2 chars), limit_count (1..20, default 5), snapshot_id. Returns {suggestions:[{text,type}], meta:{corrected_query} when typo-corrected suggestions are included}: title prefixes (index walk), word prefixes, the same for the typo-corrected text, then trigram matches (q of 4+ chars); de-duplicated. Errors: 22023 invalid q/limit, PT404 unknown snapshot.';
+grant execute on function api.list_search_suggestions(text, integer, uuid) to anon, authenticated, service_role;
 
 create table app.search_lexeme_counts (
   snapshot_id uuid not null references app.snapshots (id) on delete cascade,
@@ -374,51 +375,12 @@ create table app.search_title_postings (
   constraint search_title_postings_pkey primary key (snapshot_id, lexeme, type, id)
 );
 comment on table app.search_title_postings is
-  'Search postings: one row per (content row, lexeme of its title), in candidate order (type, id) per lexeme, with what ranking needs (lower(title), search_title, rank_vector). Maintained by triggers.';
+  'Search postings: one row per (content row, lexeme of its title), in candidate order (type, id) per lexeme, with what ranking needs (lower(title), search_title, rank_vector = the row''s search_vector). Maintained by triggers.';
 alter table app.search_title_postings enable row level security;
 create policy "anyone reads search title postings" on app.search_title_postings
   for select to anon, authenticated
   using (true);
 grant select on app.search_title_postings to anon, authenticated;
-
--- private.search_rank_vector
--- Purpose: a stand-in for a row's search document when ranking it for a query that matches
---          only `lexeme` in it: the lexeme's entry (same positions and weights) plus filler
---          entries (lexemes of spaces, which no query lexeme equals or prefixes) holding as many
---          positions as the rest of the document. ts_rank(·, query, 1) reads only the entries the
---          query matches and the document's position count, so for such a query it returns
---          exactly what it returns for the whole document.
--- Params:  doc (the row's search_vector), lexeme.
--- Returns: tsvector.
-create or replace function private.search_rank_vector(doc tsvector, lexeme text)
-returns tsvector
-language sql
-immutable parallel safe
-set search_path = ''
-as $$
-  with entry as (
-    select e.positions, e.weights from pg_catalog.unnest(search_rank_vector.doc) e
-    where e.lexeme = search_rank_vector.lexeme
-  ),
-  total as (
-    select pg_catalog.sum(coalesce(pg_catalog.array_length(e.positions, 1), 1))::integer as n
-    from pg_catalog.unnest(search_rank_vector.doc) e
-  )
-  select (
-    '''' || pg_catalog.replace(pg_catalog.replace(search_rank_vector.lexeme, '\', '\\'), '''', '''''') || ''''
-    || coalesce((select ':' || pg_catalog.string_agg(p.pos::text || p.w, ',' order by p.ord)
-                 from entry cross join lateral rows from (pg_catalog.unnest(entry.positions), pg_catalog.unnest(entry.weights))
-                      with ordinality p(pos, w, ord)), '')
-    || coalesce((select ' ' || pg_catalog.string_agg('''' || pg_catalog.repeat(' ', f.chunk) || ''':' || f.positions, ' ')
-                 from (select g.n / 256 + 1 as chunk, pg_catalog.string_agg((g.n % 256 + 1)::text, ',') as positions
-                       from total cross join entry
-                       cross join lateral pg_catalog.generate_series(0, total.n - coalesce(pg_catalog.array_length(entry.positions, 1), 1) - 1) g(n)
-                       group by g.n / 256) f), '')
-  )::tsvector
-$$;
-comment on function private.search_rank_vector(tsvector,text) is
-  'Stand-in document for ranking a row against a query matching only `lexeme` in it: that entry plus filler positions; ts_rank(.., 1) gives the same value as on the whole document.';
-grant execute on function private.search_rank_vector(tsvector,text) to anon, authenticated;
 
 -- private.search_index_sql
 -- Purpose: the statements that add (sign 1) or remove (sign -1) the search figures of the rows
@@ -443,7 +405,7 @@ as $$
         do update set docs = c.docs + excluded.docs, title_docs = c.title_docs + excluded.title_docs;
       insert into app.search_title_postings (snapshot_id, lexeme, type, id, difficulty, sort_title, search_title, rank_vector)
         select d.snapshot_id, d.lexeme, d.type, d.id, d.difficulty, pg_catalog.lower(d.title), d.search_title,
-               private.search_rank_vector(d.document, d.lexeme)
+               d.document
         from (DELTA) d where d.in_title
         order by d.snapshot_id, d.lexeme, d.type, d.id; -- key order: the btree grows at its end
     $add$ else $remove$
@@ -487,6 +449,9 @@ security definer
 set search_path = ''
 as $$
 begin
+  if tg_op = 'INSERT' and private.content_derivation_deferred() then
+    return null;
+  end if;
   if tg_op in ('UPDATE', 'DELETE') then
     execute private.search_index_sql(tg_argv[0], tg_argv[1], tg_argv[2], 'old_rows', -1);
   end if;
@@ -729,6 +694,9 @@ security definer
 set search_path = ''
 as $$
 begin
+  if tg_op = 'INSERT' and private.content_derivation_deferred() then
+    return null;
+  end if;
   if tg_op in ('UPDATE', 'DELETE') then
     execute private.search_lexicon_sql(tg_argv[0], tg_argv[1], 'old_rows', -1);
   end if;
@@ -1080,7 +1048,7 @@ grant execute on function private.search_page_rows(text[],uuid[],uuid[],tsquery,
 --          difficulty filter. meta.corrected_query (normalised text) is present when typo
 --          correction replaced words of q. When neither q nor its correction matches, titles
 --          are matched by trigram word similarity instead and score is that similarity.
--- Errors:  22023 invalid q, type, difficulty, page or per_page; P0002 unknown snapshot_id.
+-- Errors:  22023 invalid q, type, difficulty, page or per_page; PT404 unknown snapshot_id.
 create or replace function api.search_content(q text, type text default null::text, difficulty text default null::text, page integer default 1, per_page integer default 20, snapshot_id uuid default null::uuid)
 returns jsonb
 language plpgsql
@@ -1088,6 +1056,7 @@ stable
 set search_path = ''
 as $$
 declare
+  caller_role constant text := private.authorize('search_content');
   rank_cap constant integer := 1000;
   normalized text := pg_catalog.btrim(private.search_normalize(search_content.q));
   snapshot uuid;
@@ -1175,8 +1144,8 @@ begin
       ) counts on counts.difficulty = levels.value;
     if title_total >= rank_cap then
       -- Candidates: the first rank_cap title matches in (type, id) order, ranked from one range
-      -- of the postings index (rank_vector stands in for the document: see
-      -- private.search_rank_vector); only the page's rows are read from the content tables.
+      -- of the postings index (rank_vector is the row's search document, stored with the
+      -- posting); only the page's rows are read from the content tables.
       with candidates as (
         select p.type, p.snapshot_id, p.id, p.sort_title,
                -- = round((rank + boost)::numeric, 6)::double precision, as the general path computes
@@ -1305,5 +1274,5 @@ begin
 end
 $$;
 comment on function api.search_content(text, text, text, integer, integer, uuid) is
-  'Full-text search (english, accent-insensitive, typo-tolerant, title A > summary/description B) over sparks, concepts, trails, domains of a snapshot. Params: q, type, difficulty, page, per_page (max 50), snapshot_id. Returns {data:[{type,id,slug,title,summary,score}], meta (corrected_query when q was corrected), facets:{types,difficulties}}. Errors: 22023 invalid parameter, P0002 unknown snapshot.';
-grant execute on function api.search_content(text, text, text, integer, integer, uuid) to anon, authenticated;
+  'Full-text search (english, accent-insensitive, typo-tolerant, title A > summary/description B) over sparks, concepts, trails, domains of a snapshot. Params: q, type, difficulty, page, per_page (max 50), snapshot_id. Returns {data:[{type,id,slug,title,summary,score}], meta (corrected_query when q was corrected), facets:{types,difficulties}}. Errors: 22023 invalid parameter, PT404 unknown snapshot.';
+grant execute on function api.search_content(text, text, text, integer, integer, uuid) to anon, authenticated, service_role;

@@ -391,7 +391,7 @@ grant execute on function private.snapshot_changes(uuid,uuid,uuid) to anon, auth
 --          (a domain's or category's name) from the newer side, or the older for a removed one.
 --          Ordered by type (category, domain, trail, concept, spark, beacon), then id: stable
 --          across pages, and only the page's documents are built.
--- Errors:  22023 bad page/per_page or missing since; P0002 unknown snapshot, since or trail.
+-- Errors:  22023 bad page/per_page or missing since; PT404 unknown snapshot, since or trail.
 create or replace function api.list_snapshot_changes(snapshot_id uuid, since uuid, trail text default null::text, page integer default 1, per_page integer default 20)
 returns json
 language plpgsql
@@ -399,6 +399,7 @@ stable
 set search_path = ''
 as $$
 declare
+  caller_role constant text := private.authorize('list_snapshot_changes');
   newer uuid := private.resolve_snapshot_id(list_snapshot_changes.snapshot_id);
   older uuid;
   trail_entity uuid;
@@ -411,12 +412,12 @@ begin
       detail = pg_catalog.jsonb_build_object('field', 'since')::text;
   end if;
   if newer is null then
-    raise exception using errcode = 'P0002', message = 'snapshot not found',
+    raise exception using errcode = 'PT404', message = 'snapshot not found',
       detail = pg_catalog.jsonb_build_object('snapshot_id', list_snapshot_changes.snapshot_id)::text;
   end if;
   select s.id into older from app.snapshots s where s.id = list_snapshot_changes.since;
   if older is null then
-    raise exception using errcode = 'P0002', message = 'since snapshot not found',
+    raise exception using errcode = 'PT404', message = 'since snapshot not found',
       detail = pg_catalog.jsonb_build_object('since', list_snapshot_changes.since)::text;
   end if;
   if list_snapshot_changes.trail is not null then
@@ -430,7 +431,7 @@ begin
     order by (t.snapshot_id = newer) desc
     limit 1;
     if trail_entity is null then
-      raise exception using errcode = 'P0002', message = 'trail not found in either snapshot',
+      raise exception using errcode = 'PT404', message = 'trail not found in either snapshot',
         detail = pg_catalog.jsonb_build_object('trail', list_snapshot_changes.trail)::text;
     end if;
   end if;
@@ -475,5 +476,5 @@ begin
 end
 $$;
 comment on function api.list_snapshot_changes(uuid,uuid,text,integer,integer) is
-  'Entities added, removed and changed (with the changed field names) from snapshot since to snapshot_id, optionally one trail''s. Params: snapshot_id, since, trail (slug or id), page, per_page (max 100). Returns {snapshot_id, since, trail_id, data, meta}. Errors: 22023 invalid parameter, P0002 unknown snapshot/since/trail.';
-grant execute on function api.list_snapshot_changes(uuid,uuid,text,integer,integer) to anon, authenticated;
+  'Entities added, removed and changed (with the changed field names) from snapshot since to snapshot_id, optionally one trail''s. Params: snapshot_id, since, trail (slug or id), page, per_page (max 100). Returns {snapshot_id, since, trail_id, data, meta}. Errors: 22023 invalid parameter, PT404 unknown snapshot/since/trail.';
+grant execute on function api.list_snapshot_changes(uuid,uuid,text,integer,integer) to anon, authenticated, service_role;

@@ -32,7 +32,7 @@ grant execute on function private.find_spark(text,uuid) to anon, authenticated;
 --          meta: {total,page,per_page,total_pages,has_next,has_prev}}, ordered by source title,
 --          target title, type, then ids.
 -- Errors:  22023 invalid type, direction (or direction without spark), page or per_page;
---          P0002 unknown spark or snapshot_id.
+--          PT404 unknown spark or snapshot_id.
 create or replace function api.list_spark_links(spark text default null::text, type text default null::text, direction text default null::text, page integer default 1, per_page integer default 20, snapshot_id uuid default null::uuid)
 returns jsonb
 language plpgsql
@@ -40,6 +40,7 @@ stable
 set search_path = ''
 as $$
 declare
+  caller_role constant text := private.authorize('list_spark_links');
   snapshot uuid;
   anchor_snapshot uuid;
   anchor uuid;
@@ -64,7 +65,7 @@ begin
   if list_spark_links.spark is not null then
     select f.snapshot_id, f.id into anchor_snapshot, anchor from private.find_spark(list_spark_links.spark, snapshot) f;
     if anchor is null then
-      raise exception using errcode = 'P0002', message = 'spark not found',
+      raise exception using errcode = 'PT404', message = 'spark not found',
         detail = pg_catalog.jsonb_build_object('spark', list_spark_links.spark)::text;
     end if;
     snapshot := anchor_snapshot;
@@ -122,8 +123,8 @@ begin
 end
 $$;
 comment on function api.list_spark_links(text,text,text,integer,integer,uuid) is
-  'Paginated spark relationships. Params: spark (slug), type (prerequisite|related|extends), direction (outgoing|incoming|both, needs spark), page, per_page (max 100), snapshot_id. Returns {data:[{source:{id,slug,title},target:{id,slug,title},type,weight}], meta}. Errors: 22023 invalid parameter, P0002 unknown spark/snapshot.';
-grant execute on function api.list_spark_links(text,text,text,integer,integer,uuid) to anon, authenticated;
+  'Paginated spark relationships. Params: spark (slug), type (prerequisite|related|extends), direction (outgoing|incoming|both, needs spark), page, per_page (max 100), snapshot_id. Returns {data:[{source:{id,slug,title},target:{id,slug,title},type,weight}], meta}. Errors: 22023 invalid parameter, PT404 unknown spark/snapshot.';
+grant execute on function api.list_spark_links(text,text,text,integer,integer,uuid) to anon, authenticated, service_role;
 
 create table app.spark_rounds (
   snapshot_id uuid not null references app.snapshots (id) on delete cascade,
@@ -350,6 +351,9 @@ declare
   snaps uuid[];
   ids uuid[];
 begin
+  if tg_op = 'INSERT' and private.content_derivation_deferred() then
+    return null;
+  end if;
   if tg_op = 'TRUNCATE' then
     delete from app.spark_graph_nodes;
     return null;
@@ -399,6 +403,9 @@ declare
   snaps uuid[];
   ids uuid[];
 begin
+  if tg_op = 'INSERT' and private.content_derivation_deferred() then
+    return null;
+  end if;
   if tg_op = 'TRUNCATE' then
     select pg_catalog.array_agg(g.snapshot_id), pg_catalog.array_agg(g.spark_id) into snaps, ids
     from app.spark_graph_nodes g
@@ -505,8 +512,9 @@ alter table app.spark_rounds enable always trigger spark_rounds_graph_nodes_trun
 -- Params:  snapshot_id; root (spark id); ancestors, descendants (which walks);
 --          max_depth (null: no limit).
 -- Returns: one row per reached spark: depth and its app.spark_graph_nodes columns.
--- Cost:    one index scan of app.spark_graph_nodes per level to walk, one per depth to read the
---          reached rows; proportional to the visited subgraph, not to the graph.
+-- Cost:    one index scan of app.spark_graph_nodes per level, which reads each reached row once
+--          (the walk carries the rows it read: their parents or children give the next level);
+--          proportional to the visited subgraph, not to the graph.
 create or replace function private.walk_spark_graph(snapshot_id uuid, root uuid, ancestors boolean, descendants boolean, max_depth integer)
 returns table (depth integer, spark_id uuid, parents uuid[], parent_weights double precision[], children uuid[],
                slug text, title text, estimated_mins integer, round integer)
@@ -515,40 +523,35 @@ stable
 set search_path = ''
 as $$
   with recursive
-  -- One row per walk and level: the sparks first reached at that depth, and all seen so far.
-  walk (upward, depth, frontier, seen) as (
-    select w.upward, 0, array[walk_spark_graph.root], array[walk_spark_graph.root]
+  -- One row per walk and level: the node rows first reached at that depth (each read once, by one
+  -- index scan per level), and the ids seen so far.
+  walk (upward, depth, nodes, seen) as (
+    select w.upward, 0,
+      array(select g from app.spark_graph_nodes g
+            where g.snapshot_id = walk_spark_graph.snapshot_id and g.spark_id = walk_spark_graph.root),
+      array[walk_spark_graph.root]
     from (values (true), (false)) w(upward)
     where case when w.upward then walk_spark_graph.ancestors else walk_spark_graph.descendants end
     union all
-    select w.upward, w.depth + 1, nxt.ids, w.seen || nxt.ids
+    select w.upward, w.depth + 1, nxt.nodes, w.seen || nxt.ids
     from walk w
     cross join lateral (
-      select coalesce(pg_catalog.array_agg(x.id), '{}')
-      from (
-        select pg_catalog.unnest(case when w.upward then g.parents else g.children end)
-        from app.spark_graph_nodes g
-        where g.snapshot_id = walk_spark_graph.snapshot_id and g.spark_id = any (w.frontier)
-        except
-        select pg_catalog.unnest(w.seen)
-      ) x(id)
-    ) nxt(ids)
+      select coalesce(pg_catalog.array_agg(g), '{}'), coalesce(pg_catalog.array_agg(g.spark_id), '{}')
+      from app.spark_graph_nodes g
+      where g.snapshot_id = walk_spark_graph.snapshot_id
+        and g.spark_id = any (array(
+          select pg_catalog.unnest(case when w.upward then n.parents else n.children end)
+          from pg_catalog.unnest(w.nodes) n
+          except
+          select pg_catalog.unnest(w.seen)))
+    ) nxt(nodes, ids)
     where (walk_spark_graph.max_depth is null or w.depth < walk_spark_graph.max_depth)
-      and pg_catalog.cardinality(w.frontier) > 0
-  ),
-  reached (id, depth) as materialized (
-    select n.id, pg_catalog.min(w.depth)
-    from walk w cross join pg_catalog.unnest(w.frontier) n(id)
-    group by n.id
+      and pg_catalog.cardinality(w.nodes) > 0
   )
-  -- One index scan per depth (spark_id = any of that depth's ids); the lateral keeps the plan a
-  -- nested loop over the few depth groups whatever the row estimates.
-  select b.depth, g.spark_id, g.parents, g.parent_weights, g.children, g.slug, g.title, g.estimated_mins, g.round
-  from (select r.depth, pg_catalog.array_agg(r.id) as ids from reached r group by r.depth) b
-  cross join lateral (
-    select g.* from app.spark_graph_nodes g
-    where g.snapshot_id = walk_spark_graph.snapshot_id and g.spark_id = any (b.ids)
-  ) g
+  -- A spark reached by both walks keeps the smaller depth.
+  select distinct on (n.spark_id) w.depth, n.spark_id, n.parents, n.parent_weights, n.children, n.slug, n.title, n.estimated_mins, n.round
+  from walk w cross join pg_catalog.unnest(w.nodes) n
+  order by n.spark_id, w.depth
 $$;
 comment on function private.walk_spark_graph(uuid,uuid,boolean,boolean,integer) is
   'Breadth-first prerequisite walk from a root (ancestors, descendants or both, max_depth or unlimited): each reached spark once at its shortest depth, with its app.spark_graph_nodes row. Ends on cyclic data.';
@@ -607,7 +610,7 @@ grant execute on function private.compute_spark_rounds(uuid,uuid[]) to anon, aut
 --          from the root (root 0); each node appears once; nodes ordered by depth, title, id.
 --          edges are every prerequisite link whose two ends are both returned nodes, ordered by
 --          source, target. Safe on cyclic data (private.walk_spark_graph).
--- Errors:  22023 invalid direction or max_depth; P0002 unknown slug or snapshot_id.
+-- Errors:  22023 invalid direction or max_depth; PT404 unknown slug or snapshot_id.
 create or replace function api.get_spark_graph(slug text, direction text default 'ancestors'::text, max_depth integer default 3, snapshot_id uuid default null::uuid)
 returns json
 language plpgsql
@@ -615,6 +618,7 @@ stable
 set search_path = ''
 as $$
 declare
+  caller_role constant text := private.authorize('get_spark_graph');
   root record;
   result json;
 begin
@@ -629,7 +633,7 @@ begin
   select f.snapshot_id, f.id into root
   from private.find_spark(get_spark_graph.slug, private.resolve_snapshot_id(get_spark_graph.snapshot_id)) f;
   if root.id is null then
-    raise exception using errcode = 'P0002', message = 'spark not found',
+    raise exception using errcode = 'PT404', message = 'spark not found',
       detail = pg_catalog.jsonb_build_object('slug', get_spark_graph.slug)::text;
   end if;
 
@@ -663,8 +667,8 @@ begin
 end
 $$;
 comment on function api.get_spark_graph(text,text,integer,uuid) is
-  'Prerequisite subgraph around a spark. Params: slug, direction (ancestors|descendants|both, default ancestors), max_depth (0..10, default 3), snapshot_id. Returns {root_id, direction, max_depth, nodes:[{id,slug,title,depth}], edges:[{source,target,weight,type}]}. Errors: 22023 invalid direction/max_depth, P0002 unknown slug/snapshot.';
-grant execute on function api.get_spark_graph(text,text,integer,uuid) to anon, authenticated;
+  'Prerequisite subgraph around a spark. Params: slug, direction (ancestors|descendants|both, default ancestors), max_depth (0..10, default 3), snapshot_id. Returns {root_id, direction, max_depth, nodes:[{id,slug,title,depth}], edges:[{source,target,weight,type}]}. Errors: 22023 invalid direction/max_depth, PT404 unknown slug/snapshot.';
+grant execute on function api.get_spark_graph(text,text,integer,uuid) to anon, authenticated, service_role;
 
 -- api.get_learning_path
 -- Purpose: what to study, in order, to reach a target spark.
@@ -679,7 +683,7 @@ grant execute on function api.get_spark_graph(text,text,integer,uuid) to anon, a
 --          had a cycle (imports reject them) the call still ends; its members go last.
 --          total_mins sums the returned steps; skipped_count counts the sparks left out.
 --          Rounds come from app.spark_rounds when the import stored them, else are computed.
--- Errors:  P0002 unknown target or snapshot_id.
+-- Errors:  PT404 unknown target or snapshot_id.
 create or replace function api.get_learning_path(target text, skip_mastered boolean default true, snapshot_id uuid default null::uuid)
 returns json
 language plpgsql
@@ -687,6 +691,7 @@ stable
 set search_path = ''
 as $$
 declare
+  caller_role constant text := private.authorize('get_learning_path');
   root record;
   ids uuid[];
   rounds integer[];
@@ -700,7 +705,7 @@ begin
   select f.snapshot_id, f.id into root
   from private.find_spark(get_learning_path.target, private.resolve_snapshot_id(get_learning_path.snapshot_id)) f;
   if root.id is null then
-    raise exception using errcode = 'P0002', message = 'spark not found',
+    raise exception using errcode = 'PT404', message = 'spark not found',
       detail = pg_catalog.jsonb_build_object('target', get_learning_path.target)::text;
   end if;
 
@@ -739,5 +744,5 @@ begin
 end
 $$;
 comment on function api.get_learning_path(text,boolean,uuid) is
-  'Learning path to a target spark: all prerequisite ancestors plus the target, prerequisites first (Kahn rounds, then lower(title), then id). Params: target, skip_mastered (default true), snapshot_id. Returns {target_id, path:[{slug,title,estimated_mins}], total_mins, skipped_count}. Errors: P0002 unknown target/snapshot.';
-grant execute on function api.get_learning_path(text,boolean,uuid) to anon, authenticated;
+  'Learning path to a target spark: all prerequisite ancestors plus the target, prerequisites first (Kahn rounds, then lower(title), then id). Params: target, skip_mastered (default true), snapshot_id. Returns {target_id, path:[{slug,title,estimated_mins}], total_mins, skipped_count}. Errors: PT404 unknown target/snapshot.';
+grant execute on function api.get_learning_path(text,boolean,uuid) to anon, authenticated, service_role;

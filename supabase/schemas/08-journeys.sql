@@ -1,5 +1,13 @@
 -- Journeys: enrollments and learning events, and the progress derived from them on every read.
 
+-- The journey tables are the only ones a request role writes (supabase/tests/
+-- 06-journey-rows-obey-their-rules-for-any-writer.test.sql keeps that list). Their rules hold for
+-- any writer, not only for the api functions: the row is the caller's (RLS; user_id and the
+-- times come from defaults, since only the columns a learner chooses are insertable), times are
+-- finite and within the spec's bounds (checks), and the trail or spark is in the current
+-- snapshot when the row is written (a trigger: content ids are per snapshot, so no foreign key
+-- can say it).
+
 create table app.enrollments (
   id uuid default extensions.gen_random_uuid() primary key,
   user_id uuid default auth.uid() not null,
@@ -7,7 +15,9 @@ create table app.enrollments (
   started_at timestamp with time zone default now() not null,
   -- The snapshot current when the learner enrolled: what "the trail changed since" compares to.
   snapshot_id uuid default private.resolve_snapshot_id(null) references app.snapshots (id) on delete set null,
-  constraint enrollments_user_id_trail_id_key unique (user_id, trail_id)
+  constraint enrollments_user_id_trail_id_key unique (user_id, trail_id),
+  constraint enrollments_started_at_in_bounds
+    check (started_at >= '2000-01-01 00:00:00+00'::timestamp with time zone and started_at < 'infinity'::timestamp with time zone)
 );
 alter table app.enrollments enable row level security;
 create policy "learners enroll themselves" on app.enrollments
@@ -16,7 +26,8 @@ create policy "learners enroll themselves" on app.enrollments
 create policy "learners read their own enrollments" on app.enrollments
   for select to authenticated
   using (user_id = (select auth.uid()));
-grant insert, select on app.enrollments to authenticated;
+grant select on app.enrollments to authenticated;
+grant insert (trail_id) on app.enrollments to authenticated;
 
 create table app.learning_events (
   id uuid default extensions.gen_random_uuid() primary key,
@@ -29,7 +40,13 @@ create table app.learning_events (
   -- Set once by api.void_learning_event: a voided event no longer counts for progress.
   voided_at timestamp with time zone,
   constraint learning_events_natural_key unique (user_id, spark_id, verb, occurred_at),
-  constraint learning_events_user_id_idempotency_key_key unique (user_id, idempotency_key)
+  constraint learning_events_user_id_idempotency_key_key unique (user_id, idempotency_key),
+  -- The bounds api.record_learning_event reports field by field (22023): not before 2000, at
+  -- most 5 minutes after it was recorded (client clock skew); recorded_at is the server's time.
+  constraint learning_events_occurred_at_in_bounds
+    check (occurred_at >= '2000-01-01 00:00:00+00'::timestamp with time zone and occurred_at <= recorded_at + '00:05:00'::interval),
+  constraint learning_events_recorded_at_in_bounds
+    check (recorded_at >= '2000-01-01 00:00:00+00'::timestamp with time zone and recorded_at < 'infinity'::timestamp with time zone)
 );
 alter table app.learning_events enable row level security;
 create policy "learners read their own events" on app.learning_events
@@ -40,10 +57,47 @@ create policy "learners record their own events" on app.learning_events
   with check (user_id = (select auth.uid()));
 create policy "learners void their own events" on app.learning_events
   for update to authenticated
-  using (user_id = (select auth.uid()))
+  using (user_id = (select auth.uid()) and voided_at is null)
   with check (user_id = (select auth.uid()) and voided_at is not null);
-grant insert, select on app.learning_events to authenticated;
+grant select on app.learning_events to authenticated;
+grant insert (spark_id, verb, occurred_at, idempotency_key) on app.learning_events to authenticated;
 grant update (voided_at) on app.learning_events to authenticated;
+
+-- private.require_current_content
+-- Purpose: the rule that a new enrollment names a trail, and a new learning event (or spark
+--          review, 12-learning.sql) a spark, of the current (published) snapshot: a trigger on
+--          each table, so every writer meets it.
+-- Errors:  PT404 (trail not found | spark not found) when it is not in the current snapshot, or
+--          nothing is published.
+create or replace function private.require_current_content()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+  if tg_table_name = 'enrollments' then
+    if not exists (select 1 from app.trails t where t.snapshot_id = private.resolve_snapshot_id(null) and t.id = new.trail_id) then
+      raise exception using errcode = 'PT404', message = 'trail not found',
+        detail = pg_catalog.jsonb_build_object('trail_id', new.trail_id)::text;
+    end if;
+  elsif not exists (select 1 from app.sparks s where s.snapshot_id = private.resolve_snapshot_id(null) and s.id = new.spark_id) then
+    raise exception using errcode = 'PT404', message = 'spark not found',
+      detail = pg_catalog.jsonb_build_object('spark_id', new.spark_id)::text;
+  end if;
+  return new;
+end
+$$;
+comment on function private.require_current_content() is
+  'Trigger: a new enrollment''s trail, or a new learning event''s or spark review''s spark, must be in the current snapshot (PT404 otherwise).';
+
+create trigger enrollments_trail_is_current
+  before insert on app.enrollments
+  for each row execute function private.require_current_content();
+
+create trigger learning_events_spark_is_current
+  before insert on app.learning_events
+  for each row execute function private.require_current_content();
 
 create index learning_events_user_time on app.learning_events (user_id, occurred_at desc);
 
@@ -349,7 +403,7 @@ comment on function private.learning_event_json(app.learning_events,boolean) is
   'LearningEvent JSON for one app.learning_events row, with created = whether this request inserted it.';
 grant execute on function private.learning_event_json(app.learning_events,boolean) to anon, authenticated;
 
--- private.require_user: the caller's user id, or 28000 when the request carries no user.
+-- private.require_user: the caller's user id, or PT401 when the request carries no user.
 create or replace function private.require_user()
 returns uuid
 language plpgsql
@@ -361,7 +415,7 @@ declare
 begin
   if caller is null then
     raise exception using
-      errcode = '28000',
+      errcode = 'PT401',
       message = 'a signed-in user is required',
       detail = '{}';
   end if;
@@ -369,7 +423,7 @@ begin
 end
 $$;
 comment on function private.require_user() is
-  'auth.uid() of the caller; raises 28000 (UNAUTHORIZED) when the request carries no user.';
+  'auth.uid() of the caller; raises PT401 (UNAUTHORIZED) when the request carries no user.';
 grant execute on function private.require_user() to anon, authenticated;
 
 -- private.require_idempotency_key: raises 22023 unless a client's idempotency key is null or
@@ -438,8 +492,8 @@ grant execute on function private.require_learning_time(text,timestamp with time
 --          created}. created = false when an earlier event is returned instead of a new one:
 --          the same idempotency_key (a retry), or the same natural key
 --          (spark_id, verb, occurred_at) when occurred_at was given.
--- Errors:  28000 without a user; 22023 for a missing spark_id/verb, unknown verb, bad key length
---          or an occurred_at in the future or before 2000-01-01; P0002 for a spark not in the
+-- Errors:  PT401 without a user; 22023 for a missing spark_id/verb, unknown verb, bad key length
+--          or an occurred_at in the future or before 2000-01-01; PT404 for a spark not in the
 --          current snapshot; 23505 when the idempotency_key was already used for a different spark, verb or occurred_at.
 create or replace function api.record_learning_event(spark_id uuid, verb text, occurred_at timestamp with time zone default null::timestamp with time zone, idempotency_key text default null::text)
 returns jsonb
@@ -447,8 +501,8 @@ language plpgsql
 set search_path = ''
 as $$
 declare
+  caller_role constant text := private.authorize('record_learning_event');
   caller uuid := private.require_user();
-  current_snapshot uuid;
   event_time timestamptz;
   event app.learning_events;
 begin
@@ -490,19 +544,10 @@ begin
 
   event_time := private.require_learning_time('occurred_at', record_learning_event.occurred_at);
 
-  current_snapshot := private.resolve_snapshot_id(null);
-  if current_snapshot is null or not exists (
-    select 1 from app.sparks s
-    where s.snapshot_id = current_snapshot and s.id = record_learning_event.spark_id
-  ) then
-    raise exception using
-      errcode = 'P0002',
-      message = 'spark not found',
-      detail = pg_catalog.jsonb_build_object('spark_id', record_learning_event.spark_id)::text;
-  end if;
-
-  -- user_id defaults to auth.uid(); the insert policy checks it. Conflicts on either unique key
-  -- (idempotency key, natural key) mean "already recorded": fall through to the existing row.
+  -- user_id defaults to auth.uid(); the insert policy checks it, and the trigger
+  -- learning_events_spark_is_current that the spark is in the current snapshot (PT404). Conflicts
+  -- on either unique key (idempotency key, natural key) mean "already recorded": fall through to
+  -- the existing row.
   insert into app.learning_events (spark_id, verb, occurred_at, idempotency_key)
   values (record_learning_event.spark_id, record_learning_event.verb, event_time,
           record_learning_event.idempotency_key)
@@ -524,8 +569,8 @@ begin
 end
 $$;
 comment on function api.record_learning_event(uuid,text,timestamp with time zone,text) is
-  'Records a learning event for the caller. Params: spark_id, verb, occurred_at (null = now, 2000-01-01 <= t <= now + 5 min), idempotency_key. Returns LearningEvent + created. Errors: 28000 no user, 22023 invalid input/time out of range, P0002 unknown spark, 23505 key reused for another event.';
-grant execute on function api.record_learning_event(uuid,text,timestamp with time zone,text) to anon, authenticated;
+  'Records a learning event for the caller. Params: spark_id, verb, occurred_at (null = now, 2000-01-01 <= t <= now + 5 min), idempotency_key. Returns LearningEvent + created. Errors: PT401 no user, 22023 invalid input/time out of range, PT404 unknown spark, 23505 key reused for another event.';
+grant execute on function api.record_learning_event(uuid,text,timestamp with time zone,text) to anon, authenticated, service_role;
 
 -- A snapshot's content never changes after its import, so this is computed once, like the other
 -- rollups: a trigger on app.snapshot_rollups, whose row
@@ -659,9 +704,6 @@ returns table(id uuid, user_id uuid, trail_id uuid, started_at timestamp with ti
 language sql
 stable
 set search_path = ''
--- Without with_sparks the two ordered aggregates see no rows; presorting every trail's positions
--- for them would cost the journey list ~15 % for nothing.
-set enable_presorted_aggregate to 'off'
 as $$
   with states as materialized (
     select * from private.caller_spark_states()
@@ -702,6 +744,16 @@ $$;
 comment on function private.caller_journeys(uuid,boolean) is
   'The caller''s enrollments (one, or all) with derived figures, status and last activity; with_sparks adds the current concept id and the spark_progress elements.';
 grant execute on function private.caller_journeys(uuid,boolean) to anon, authenticated;
+-- Without with_sparks the two ordered aggregates see no rows; presorting every trail's positions
+-- for them (PostgreSQL 16 and later) would cost the journey list ~15 % for nothing. PostgreSQL 15
+-- neither presorts nor knows the setting, which a SET clause in the definition would refuse.
+do $$
+begin
+  if exists (select from pg_catalog.pg_settings where name = 'enable_presorted_aggregate') then
+    alter function private.caller_journeys(uuid, boolean) set enable_presorted_aggregate to 'off';
+  end if;
+end
+$$;
 
 -- private.journey_list_json
 -- Purpose: the {data: UserJourneyListItem[]} body of the caller's journeys.
@@ -764,7 +816,7 @@ grant execute on function private.journey_detail_json(uuid) to anon, authenticat
 --          sort    recent (last_activity_at desc, default) | progress (completion ratio desc)
 --                  | started (started_at desc); ties: last_activity_at desc, started_at desc, id
 -- Returns: {data: UserJourneyListItem[]}, as json (the body text as built).
--- Errors:  28000 without a user; 22023 for an unknown status or sort.
+-- Errors:  PT401 without a user; 22023 for an unknown status or sort.
 create or replace function api.list_user_journeys(status text default null::text, sort text default 'recent'::text)
 returns json
 language plpgsql
@@ -772,6 +824,7 @@ stable
 set search_path = ''
 as $$
 declare
+  caller_role constant text := private.authorize('list_user_journeys');
   chosen_sort text := coalesce(list_user_journeys.sort, 'recent');
 begin
   perform private.require_user();
@@ -794,15 +847,15 @@ begin
 end
 $$;
 comment on function api.list_user_journeys(text,text) is
-  'The caller''s journeys with derived progress. Params: status (not_started|in_progress|completed|null), sort (recent|progress|started). Returns {data: UserJourneyListItem[]} (json). Errors: 28000 no user, 22023 bad status/sort.';
-grant execute on function api.list_user_journeys(text,text) to anon, authenticated;
+  'The caller''s journeys with derived progress. Params: status (not_started|in_progress|completed|null), sort (recent|progress|started). Returns {data: UserJourneyListItem[]} (json). Errors: PT401 no user, 22023 bad status/sort.';
+grant execute on function api.list_user_journeys(text,text) to anon, authenticated, service_role;
 
 -- api.get_user_journey
 -- Purpose: one of the caller's enrollments with per-spark progress.
 -- Params:  id  the enrollment id.
 -- Returns: UserJourneyDetail (list item + current_concept {id,title,slug}|null + spark_progress
 --          [{spark_id,title,status,completed_at}] in trail order), as json.
--- Errors:  28000 without a user; P0002 when the caller has no enrollment with this id (another
+-- Errors:  PT401 without a user; PT404 when the caller has no enrollment with this id (another
 --          user's enrollment is "not found" too).
 create or replace function api.get_user_journey(id uuid)
 returns json
@@ -811,13 +864,14 @@ stable
 set search_path = ''
 as $$
 declare
+  caller_role constant text := private.authorize('get_user_journey');
   result json;
 begin
   perform private.require_user();
   result := private.journey_detail_json(get_user_journey.id);
   if result is null then
     raise exception using
-      errcode = 'P0002',
+      errcode = 'PT404',
       message = 'journey not found',
       detail = pg_catalog.jsonb_build_object('id', get_user_journey.id)::text;
   end if;
@@ -825,15 +879,15 @@ begin
 end
 $$;
 comment on function api.get_user_journey(uuid) is
-  'One of the caller''s journeys in detail. Params: id (enrollment id). Returns UserJourneyDetail (json). Errors: 28000 no user, P0002 unknown or not the caller''s.';
-grant execute on function api.get_user_journey(uuid) to anon, authenticated;
+  'One of the caller''s journeys in detail. Params: id (enrollment id). Returns UserJourneyDetail (json). Errors: PT401 no user, PT404 unknown or not the caller''s.';
+grant execute on function api.get_user_journey(uuid) to anon, authenticated, service_role;
 
 -- api.enroll_in_trail
 -- Purpose: enroll the caller in a trail of the current snapshot; idempotent.
 -- Params:  trail_id  a trail entity id present in the current snapshot.
 -- Returns: UserJourneyDetail plus created (true when this call inserted the enrollment, false
 --          when the caller was already enrolled and the existing enrollment is returned).
--- Errors:  28000 without a user; 22023 for a null trail_id; P0002 when the trail is not in the
+-- Errors:  PT401 without a user; 22023 for a null trail_id; PT404 when the trail is not in the
 --          current snapshot (or nothing is published).
 -- Unchanged but for its document, now from private.journey_detail_json (a write: the jsonb
 -- round trip to add "created" costs nothing that matters here).
@@ -843,8 +897,8 @@ language plpgsql
 set search_path = ''
 as $$
 declare
+  caller_role constant text := private.authorize('enroll_in_trail');
   caller uuid := private.require_user();
-  current_snapshot uuid := private.resolve_snapshot_id(null);
   enrollment uuid;
   created boolean;
   result jsonb;
@@ -855,18 +909,10 @@ begin
       message = 'trail_id is required',
       detail = pg_catalog.jsonb_build_object('field', 'trail_id')::text;
   end if;
-  if current_snapshot is null or not exists (
-    select 1 from app.trails t
-    where t.snapshot_id = current_snapshot and t.id = enroll_in_trail.trail_id
-  ) then
-    raise exception using
-      errcode = 'P0002',
-      message = 'trail not found',
-      detail = pg_catalog.jsonb_build_object('trail_id', enroll_in_trail.trail_id)::text;
-  end if;
 
-  -- user_id defaults to auth.uid(); the insert policy checks it. A concurrent or repeated
-  -- enrollment hits unique (user_id, trail_id) and returns the existing row instead.
+  -- user_id defaults to auth.uid(); the insert policy checks it, and the trigger
+  -- enrollments_trail_is_current that the trail is in the current snapshot (PT404). A concurrent
+  -- or repeated enrollment hits unique (user_id, trail_id) and returns the existing row instead.
   insert into app.enrollments (trail_id)
   values (enroll_in_trail.trail_id)
   on conflict on constraint enrollments_user_id_trail_id_key do nothing
@@ -883,5 +929,5 @@ begin
 end
 $$;
 comment on function api.enroll_in_trail(uuid) is
-  'Enrolls the caller in a current-snapshot trail; idempotent. Params: trail_id. Returns UserJourneyDetail + created. Errors: 28000 no user, 22023 null trail_id, P0002 trail not in the current snapshot.';
-grant execute on function api.enroll_in_trail(uuid) to anon, authenticated;
+  'Enrolls the caller in a current-snapshot trail; idempotent. Params: trail_id. Returns UserJourneyDetail + created. Errors: PT401 no user, 22023 null trail_id, PT404 trail not in the current snapshot.';
+grant execute on function api.enroll_in_trail(uuid) to anon, authenticated, service_role;

@@ -3,7 +3,9 @@
 
 create table app.users (
   id uuid default extensions.gen_random_uuid() primary key,
-  provider text not null check (provider = any (array['google'::text, 'github'::text, 'dev'::text])),
+  -- google or github (sign-in here), dev (the token CLI), or the provider Supabase Auth names in
+  -- app_metadata (a profile kept by private.sync_auth_user: google, github, email, ...).
+  provider text not null check (provider ~ '^[a-z][a-z0-9_]{0,31}$'),
   provider_user_id text not null check ((length(provider_user_id) >= 1) and (length(provider_user_id) <= 255)),
   email text not null check ((length(email) >= 3) and (length(email) <= 320)),
   display_name text default ''::text not null check (length(display_name) <= 200),
@@ -16,7 +18,7 @@ create table app.users (
   constraint users_provider_identity_key unique (provider, provider_user_id)
 );
 comment on table app.users is
-  'User profiles, keyed by (provider, provider_user_id); created at first sign-in.';
+  'User profiles, keyed by (provider, provider_user_id); created at first sign-in (here, or by Supabase Auth through private.sync_auth_user, with id = auth.users.id).';
 alter table app.users enable row level security;
 create policy "users read their own profile" on app.users
   for select to authenticated
@@ -78,7 +80,7 @@ create index refresh_tokens_parent_idx on app.refresh_tokens (parent_id);
 create table app.oauth_attempts (
   id uuid default extensions.gen_random_uuid() primary key,
   state_hash text not null unique check (state_hash ~ '^[0-9a-f]{64}$'::text),
-  provider text not null check (provider = any (array['google'::text, 'github'::text])),
+  provider text not null check (provider = any (array['google'::text, 'github'::text, 'dev'::text])),
   code_verifier text,
   nonce text,
   redirect_url text not null,
@@ -154,6 +156,19 @@ $$;
 comment on function private.session_end_reason(app.sessions) is
   'expired (absolute lifetime over) | idle (unrefreshed past its inactivity limit) | null (within both) for a session row.';
 
+-- The custom claims that decide a caller's role: the same in this API's own tokens
+-- (private.token_claims) and in Supabase Auth's (private.custom_access_token_hook).
+create or replace function private.role_claims(u app.users)
+returns jsonb
+language sql
+immutable
+set search_path = ''
+as $$
+  select pg_catalog.jsonb_build_object('user_role', u.user_role, 'subscription_plan', u.subscription_plan)
+$$;
+comment on function private.role_claims(app.users) is
+  'The user_role and subscription_plan claims of a profile, for every token that names it.';
+
 -- The claims the API signs into an access token, recomputed from the database every time.
 create or replace function private.token_claims(u app.users, session_id uuid)
 returns jsonb
@@ -161,9 +176,8 @@ language sql
 immutable
 set search_path = ''
 as $$
-  select pg_catalog.jsonb_build_object(
-    'sub', u.id, 'email', u.email, 'user_role', u.user_role,
-    'subscription_plan', u.subscription_plan, 'session_id', token_claims.session_id)
+  select pg_catalog.jsonb_build_object('sub', u.id, 'email', u.email, 'session_id', token_claims.session_id)
+         || private.role_claims(u)
 $$;
 
 -- Records one attempt started at /auth/login.
@@ -180,6 +194,7 @@ as $$
 $$;
 comment on function private.start_oauth_attempt(text,text,text,text,text,text,integer) is
   'Stores an OAuth attempt (state hash, PKCE verifier, nonce, validated redirect, browser binding, expiry).';
+grant execute on function private.start_oauth_attempt(text,text,text,text,text,text,integer) to sparkpath_api;
 
 -- Consumes an attempt exactly once. Errors (22023, detail.reason): unknown_state,
 -- state_already_used, state_expired, browser_mismatch.
@@ -221,6 +236,7 @@ end
 $$;
 comment on function private.consume_oauth_attempt(text,text) is
   'Consumes an OAuth attempt once; 22023 with detail.reason unknown_state|state_already_used|state_expired|browser_mismatch.';
+grant execute on function private.consume_oauth_attempt(text,text) to sparkpath_api;
 
 -- Completes a sign-in: creates or updates the profile, opens a session with its first refresh
 -- token, and writes identity.user_registered or identity.user_authenticated, all at once.
@@ -282,6 +298,7 @@ end
 $$;
 comment on function private.sign_in(text,text,text,text,text,text,text,text,integer,integer,integer) is
   'Upserts the profile by (provider, provider_user_id), opens a session with its first refresh token hash, writes the outbox event.';
+grant execute on function private.sign_in(text,text,text,text,text,text,text,text,integer,integer,integer) to sparkpath_api;
 
 -- Stores the hash of the access token just signed for a session.
 create or replace function private.record_access_token(session_id uuid, access_hash text)
@@ -294,6 +311,7 @@ as $$
   where id = record_access_token.session_id
 $$;
 comment on function private.record_access_token(uuid,text) is 'Stores the SHA-256 of the newest access token of a session.';
+grant execute on function private.record_access_token(uuid,text) to sparkpath_api;
 
 -- Rotates a refresh token. Returns {status:'ok', claims, session_id, access_expires_at},
 -- {status:'replay', session_id, sealed} or {status:'invalid'|'expired'|'revoked'[, reason]};
@@ -371,6 +389,7 @@ end
 $$;
 comment on function private.refresh_session(text,text,integer,integer) is
   'Rotates a refresh token: one successor per token; a retry inside the grace window gets that successor back sealed (status replay); reuse after it revokes the session. Returns {status,...}.';
+grant execute on function private.refresh_session(text,text,integer,integer) to sparkpath_api;
 
 -- Stores the sealed successor token set of the token just rotated (same transaction as
 -- refresh_session, which holds the session row, so no retry can miss it).
@@ -385,8 +404,9 @@ as $$
 $$;
 comment on function private.seal_refresh_successor(text,text) is
   'Stores the sealed successor token set of a just-rotated refresh token (by its SHA-256), for retries inside the grace window.';
+grant execute on function private.seal_refresh_successor(text,text) to sparkpath_api;
 
--- Ends a session at logout. 28000 when the session is unknown, not the caller's, or already ended.
+-- Ends a session at logout. PT401 when the session is unknown, not the caller's, or already ended.
 create or replace function private.end_session(session_id uuid, user_id uuid)
 returns jsonb
 language plpgsql
@@ -397,7 +417,7 @@ begin
   update app.sessions s set active = false, ended_at = pg_catalog.now(), end_reason = 'logout'
   where s.id = end_session.session_id and s.user_id = end_session.user_id and s.active;
   if not found then
-    raise exception using errcode = '28000', message = 'Session is no longer active';
+    raise exception using errcode = 'PT401', message = 'Session is no longer active';
   end if;
   update app.refresh_tokens t set revoked_at = pg_catalog.now()
   where t.session_id = end_session.session_id and t.revoked_at is null;
@@ -411,18 +431,23 @@ $$;
 comment on function private.end_session(uuid,uuid) is
   'Logout: deactivates the session, revokes its refresh tokens, writes identity.user_logged_out.';
 
--- The digest that names a token: SHA-256 (hex) of its claims as canonical jsonb text, so the
--- API's claims text and PostgREST's give the same digest for the same token.
+-- The digest that names a token: SHA-256 (hex) of its claims as canonical jsonb text, with `sub`
+-- and `session_id` in lower case, so the same token gives the same digest whichever door it
+-- comes through: PostgREST forwards the claims as signed, the API with its ids lower-cased
+-- (uuids compare case-insensitively, their text does not).
 create or replace function private.access_token_digest(claims jsonb)
 returns text
 language sql
 immutable
 set search_path = ''
 as $$
-  select pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(access_token_digest.claims::text, 'UTF8')), 'hex')
+  select pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(
+    (access_token_digest.claims || pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(
+      'sub', pg_catalog.lower(access_token_digest.claims ->> 'sub'),
+      'session_id', pg_catalog.lower(access_token_digest.claims ->> 'session_id'))))::text, 'UTF8')), 'hex')
 $$;
 comment on function private.access_token_digest(jsonb) is
-  'SHA-256 (hex) of a token''s claims as canonical jsonb text: how a signed-out token without a session is recorded.';
+  'SHA-256 (hex) of a token''s claims as canonical jsonb text, ids lower-cased: how a signed-out token without a session is recorded.';
 -- api.get_session (security invoker) names a session-less token's session by it too.
 grant execute on function private.access_token_digest(jsonb) to authenticated;
 
@@ -449,7 +474,7 @@ comment on function private.access_token_signed_out(jsonb) is
 --          recorded in app.revoked_access_tokens until its exp, and the same event written.
 -- Params:  claims (the verified JWT payload).
 -- Returns: {success:true, message}.
--- Errors:  28000 when the session is not the caller's or already ended, or the token was
+-- Errors:  PT401 when the session is not the caller's or already ended, or the token was
 --          already signed out; 22023 for claims without a uuid sub or a numeric exp.
 create or replace function private.sign_out(claims jsonb)
 returns jsonb
@@ -469,7 +494,7 @@ begin
   end if;
   -- The session check of every request, on these claims (set as the dispatcher sets them, then
   -- put back): a token it refuses (ended, unknown to our issuer, signed out) has nothing left to
-  -- sign out (28000).
+  -- sign out (PT401).
   outer_claims := pg_catalog.current_setting('request.jwt.claims', true);
   perform pg_catalog.set_config('request.jwt.claims', sign_out.claims::text, true);
   perform private.check_request();
@@ -488,7 +513,7 @@ begin
           pg_catalog.to_timestamp((sign_out.claims ->> 'exp')::double precision))
   on conflict (claims_digest) do nothing;
   if not found then
-    raise exception using errcode = '28000', message = 'Session is no longer active';
+    raise exception using errcode = 'PT401', message = 'Session is no longer active';
   end if;
   insert into app.outbox_events (event_type, aggregate_id, payload)
   values ('identity.user_logged_out', claimed_user,
@@ -498,7 +523,8 @@ begin
 end
 $$;
 comment on function private.sign_out(jsonb) is
-  'Logout for any accepted token: ends its session here, or records the session-less token (claims digest) until it expires; writes identity.user_logged_out. 28000 when already signed out.';
+  'Logout for any accepted token: ends its session here, or records the session-less token (claims digest) until it expires; writes identity.user_logged_out. PT401 when already signed out.';
+grant execute on function private.sign_out(jsonb) to sparkpath_api;
 
 -- The cleanup routine (server interval, or pg_cron: `select private.cleanup_sessions()`).
 -- The spec's state table: "active → inactive on access token expiry, handled by the cleanup
@@ -545,6 +571,7 @@ end
 $$;
 comment on function private.cleanup_sessions() is
   'Deactivates sessions whose access token expired and that can no longer be refreshed (idle limit, by default the token lifetime + 10 s, or absolute limit), revokes their refresh tokens, clears stale sealed successors and expired sign-outs, purges old OAuth attempts.';
+grant execute on function private.cleanup_sessions() to sparkpath_api;
 
 -- Development only (the token CLI refuses NODE_ENV=production): sets role and plan.
 create or replace function private.set_user_access(user_id uuid, user_role text, subscription_plan text)
@@ -571,20 +598,29 @@ comment on function private.set_user_access(uuid,text,text) is 'Sets a user''s r
 --           is built from the claims: id = session_id (else a uuid from the claims digest),
 --           provider = app_metadata.provider (else the profile's, else the issuer),
 --           expires_at = exp, created_at = iat (else nbf, else exp); the development bypass
---           has no token, so its expires_at and created_at are null. The dispatcher has already
---           refused a token whose session is not live or that was signed out (28000).
--- Errors:  none of its own. (plpgsql, so an anonymous caller returns before any table it may
---          not read is planned.)
+--           has no token, so its expires_at and created_at are null. A token whose session is
+--           over or that was signed out, the service_role key and claims the API does not
+--           accept give the anonymous shape.
+-- Errors:  none; it never refuses. (plpgsql, so an anonymous caller returns before any table it
+--          may not read is planned.)
 -- ---------------------------------------------------------------------------------------------
+-- volatile, though it only reads: whether a session is live is asked of the primary, never of a
+-- read replica that may not have replayed a sign-in or logout of a moment ago (the API routes
+-- only stable and immutable calls to a replica; docs/architecture.md, "Read replicas").
 create or replace function api.get_session()
 returns jsonb
 language plpgsql
-stable
+volatile
 security invoker
 set search_path = ''
 as $$
 declare
-  caller_id uuid := (select auth.uid());
+  -- GET /auth/session never refuses (the spec: 200 for an anonymous caller): credentials the
+  -- API does not accept (private.request_caller is null: the service_role key, unknown claims)
+  -- and a token whose session is over (private.check_request lets this one call through) read
+  -- as "not signed in".
+  caller_role constant text := private.request_caller();
+  caller_id uuid := case when caller_role is not null and not private.request_session_refused() then (select auth.uid()) end;
   claims jsonb := (select auth.jwt());
   named_session uuid;
   state jsonb;
@@ -624,7 +660,7 @@ end
 $$;
 comment on function api.get_session() is
   'The caller''s sign-in state: {authenticated, user, session} (anonymous: false, null, null); an authenticated caller always has a session object (its row, or built from the token''s claims). No params. No errors of its own.';
-grant execute on function api.get_session() to anon, authenticated;
+grant execute on function api.get_session() to anon, authenticated, service_role;
 
 -- Shared rate-limit counters for several API instances (RATE_LIMIT_STORE=postgres).
 --
@@ -675,6 +711,7 @@ as $$
 $$;
 comment on function private.hit_rate_limit(text,integer) is
   'Counts one request in the caller''s current fixed window; returns {count, reset_at}.';
+grant execute on function private.hit_rate_limit(text,integer) to sparkpath_api;
 
 -- The count of `key` in the current window without counting a request: a signed-in caller is
 -- charged only once its session check passed, so the API first asks how much is used.
@@ -692,6 +729,7 @@ as $$
 $$;
 comment on function private.peek_rate_limit(text,integer) is
   'The caller''s count in its current fixed window, without counting; returns {count, reset_at}.';
+grant execute on function private.peek_rate_limit(text,integer) to sparkpath_api;
 
 -- Drops windows that ended more than an hour ago (run by the server's cleanup interval or pg_cron).
 create or replace function private.purge_rate_limits()
@@ -709,3 +747,4 @@ begin
 end
 $$;
 comment on function private.purge_rate_limits() is 'Deletes rate-limit windows older than an hour; returns how many.';
+grant execute on function private.purge_rate_limits() to sparkpath_api;

@@ -15,25 +15,9 @@
 --   select tests.create_user('pat', 'premium');        -- learner on the premium plan
 --   select tests.create_user('ada', 'admin');
 --   select tests.authenticate_as('alice');             -- acting as alice
+--   select tests.authenticate_as_service();            -- acting as a service caller (X-Service-Auth)
 --   select tests.clear_authentication();               -- acting as anon
 --   reset role;                                        -- back to the owner (fixtures)
-
--- Test roles call pgTAP's assertions while acting as a user. The migrations revoke execute from
--- PUBLIC on every function created later, pgTAP's included when `supabase test db` creates the
--- extension after them: grant its functions to the request roles.
-do $$
-declare
-  assertion regprocedure;
-begin
-  for assertion in
-    select d.objid::regprocedure from pg_catalog.pg_depend d
-    join pg_catalog.pg_extension e on e.oid = d.refobjid and e.extname = 'pgtap'
-    where d.classid = 'pg_catalog.pg_proc'::regclass and d.deptype = 'e'
-  loop
-    execute pg_catalog.format('grant execute on function %s to anon, authenticated', assertion);
-  end loop;
-end
-$$;
 
 drop schema if exists tests cascade;
 create schema tests;
@@ -168,6 +152,7 @@ declare
 begin
   perform pg_catalog.set_config('role', 'authenticated', true);
   perform pg_catalog.set_config('request.jwt.claims', claims::text, true);
+  perform pg_catalog.set_config('request.headers', '', true);
 end
 $$;
 comment on function tests.authenticate_as(text, jsonb, text[]) is
@@ -183,9 +168,51 @@ as $$
 begin
   perform pg_catalog.set_config('role', 'anon', true);
   perform pg_catalog.set_config('request.jwt.claims', '', true);
+  perform pg_catalog.set_config('request.headers', '', true);
 end
 $$;
 comment on function tests.clear_authentication() is 'Acts as an anonymous caller: no claims, role anon.';
+
+-- tests.service_secret() returns text: the X-Service-Auth secret of the tests.
+create function tests.service_secret()
+returns text
+language sql
+immutable
+set search_path = ''
+as $$
+  select 'pgtap-service-secret-0123456789abcdefghijklmnop'
+$$;
+comment on function tests.service_secret() is 'The service secret (X-Service-Auth) the pgTAP tests use.';
+
+-- tests.use_service_secret(): records the digest of tests.service_secret() as the API's start-up
+-- records SERVICE_AUTH_SECRET's (inside the test transaction: rolled back with it).
+create function tests.use_service_secret()
+returns void
+language sql
+security definer
+set search_path = ''
+as $$
+  select private.set_service_auth_digest(pg_catalog.sha256(pg_catalog.convert_to(tests.service_secret(), 'UTF8')))
+$$;
+comment on function tests.use_service_secret() is 'Records the digest of tests.service_secret() as the service secret.';
+
+-- tests.authenticate_as_service(secret = tests.service_secret()): acts as a service caller, as
+-- both doors forward one: role anon, no claims, request.headers carrying X-Service-Auth. The
+-- test secret's digest is recorded first, so another secret acts as a caller with a wrong one.
+create function tests.authenticate_as_service(secret text default tests.service_secret())
+returns void
+language plpgsql
+set search_path = ''
+as $$
+begin
+  perform tests.use_service_secret();
+  perform pg_catalog.set_config('role', 'anon', true);
+  perform pg_catalog.set_config('request.jwt.claims', '', true);
+  perform pg_catalog.set_config('request.headers', pg_catalog.json_build_object('x-service-auth', secret)::text, true);
+end
+$$;
+comment on function tests.authenticate_as_service(text) is
+  'Acts as a service caller (role anon, X-Service-Auth in request.headers) until the transaction ends or authentication changes.';
 
 -- tests.archive_current_snapshot() returns uuid
 -- Archives whatever snapshot is current (the seed's, under `supabase db reset`), so a test's own
@@ -203,11 +230,12 @@ comment on function tests.archive_current_snapshot() is 'Archives the current sn
 -- Only the test roles and the owner call the helpers.
 revoke all on all functions in schema tests from public;
 grant execute on function tests.authenticate_as(text, jsonb, text[]), tests.clear_authentication(),
+  tests.authenticate_as_service(text), tests.use_service_secret(), tests.service_secret(),
   tests.get_user_id(text), tests.get_session_id(text), tests.get_claims(text, jsonb, text[])
   to anon, authenticated;
 
 begin;
-select plan(10);
+select plan(12);
 
 select tests.create_user('helper-check');
 select is(tests.get_user_id('helper-check'),
@@ -229,9 +257,16 @@ select is(current_user::text, 'anon', 'clear_authentication enters the anon role
 select is(auth.uid(), null, 'clear_authentication leaves no user');
 reset role;
 
+-- acting as a service caller
+select tests.authenticate_as_service();
+select is(private.request_caller(), 'SERVICE', 'authenticate_as_service makes the request a service caller');
+select tests.clear_authentication();
+select is(private.request_caller(), 'ANONYMOUS', 'clear_authentication drops the service header again');
+reset role;
+
 select tests.end_session('helper-check');
 select tests.authenticate_as('helper-check');
-select throws_ok($$ select private.check_request() $$, '28000', null, 'after end_session the session check refuses the user');
+select throws_ok($$ select private.check_request() $$, 'PT401', null, 'after end_session the session check refuses the user');
 reset role;
 
 select * from finish();

@@ -42,9 +42,9 @@ select throws_ok(
   'the dispatcher refuses calls outside the api schema');
 
 select ok(
-  not has_function_privilege('anon', 'private.dispatch(text, text, text, jsonb)', 'execute')
-  and not has_function_privilege('authenticated', 'private.dispatch(text, text, text, jsonb)', 'execute')
-  and not has_function_privilege('service_role', 'private.dispatch(text, text, text, jsonb)', 'execute'),
+  not has_function_privilege('anon', 'private.dispatch(text, text, text, jsonb, jsonb)', 'execute')
+  and not has_function_privilege('authenticated', 'private.dispatch(text, text, text, jsonb, jsonb)', 'execute')
+  and not has_function_privilege('service_role', 'private.dispatch(text, text, text, jsonb, jsonb)', 'execute'),
   'no request role may execute the dispatcher');
 
 select ok(

@@ -30,46 +30,46 @@ select lives_ok($$ select private.check_request() $$, 'a request without claims 
 select tests.authenticate_as('alice', jsonb_build_object('session_id', (select live from alice_sessions)));
 select lives_ok($$ select private.check_request() $$, 'a live session of its own user passes');
 select tests.authenticate_as('alice');
-select throws_ok($$ select private.check_request() $$, '28000', 'Session is no longer active; sign in again', 'a logged-out session is refused');
+select throws_ok($$ select private.check_request() $$, 'PT401', 'Session is no longer active; sign in again', 'a logged-out session is refused');
 select tests.authenticate_as('alice', '{"session_id": null}');
-select throws_ok($$ select private.check_request() $$, '28000', null, 'a null session id is refused');
+select throws_ok($$ select private.check_request() $$, 'PT401', null, 'a null session id is refused');
 select tests.authenticate_as('alice', '{"session_id": "cccccccc-0000-4000-8000-000000000009"}');
-select throws_ok($$ select private.check_request() $$, '28000', null, 'a token of our own issuer naming no session of ours is refused');
+select throws_ok($$ select private.check_request() $$, 'PT401', null, 'a token of our own issuer naming no session of ours is refused');
 select tests.authenticate_as('alice', '{"session_id": "not-a-uuid", "iss": "https://project.supabase.co/auth/v1"}');
-select throws_ok($$ select private.check_request() $$, '28000', null, 'a malformed session id is refused whatever the issuer');
+select throws_ok($$ select private.check_request() $$, 'PT401', null, 'a malformed session id is refused whatever the issuer');
 select tests.authenticate_as('alice', '{"session_id": "cccccccc-0000-4000-8000-000000000009", "iss": "https://project.supabase.co/auth/v1"}');
 select lives_ok($$ select private.check_request() $$, 'a Supabase Auth token (another issuer, its own session id) passes');
 select tests.authenticate_as('alice', '{"iss": "https://project.supabase.co/auth/v1"}');
-select throws_ok($$ select private.check_request() $$, '28000', null, 'a session of ours is checked whatever issuer the token names');
+select throws_ok($$ select private.check_request() $$, 'PT401', null, 'a session of ours is checked whatever issuer the token names');
 select tests.authenticate_as('alice', '{"session_id": "cccccccc-0000-4000-8000-000000000009", "iss": "https://api.example.com"}');
 select set_config('sparkpath.token_issuer', 'https://api.example.com', true);
-select throws_ok($$ select private.check_request() $$, '28000', null, 'the own issuer comes from sparkpath.token_issuer when set');
+select throws_ok($$ select private.check_request() $$, 'PT401', null, 'the own issuer comes from sparkpath.token_issuer when set');
 select set_config('sparkpath.token_issuer', '', true);
 select tests.authenticate_as('alice', jsonb_build_object('session_id', (select live from alice_sessions), 'sub', 'not-a-uuid'));
-select throws_ok($$ select private.check_request() $$, '28000', 'Session is no longer active; sign in again',
-  'a subject that is no uuid owns no session: a clean 28000, not a cast error');
+select throws_ok($$ select private.check_request() $$, 'PT401', 'Session is no longer active; sign in again',
+  'a subject that is no uuid owns no session: a clean PT401, not a cast error');
 select tests.authenticate_as('alice', without => array['session_id']);
 select lives_ok($$ select private.check_request() $$, 'a token without session_id binds no session and passes');
 
 -- acting as bob with alice's live session
 select tests.authenticate_as('bob', jsonb_build_object('session_id', (select live from alice_sessions)));
-select throws_ok($$ select private.check_request() $$, '28000', null, 'another user''s session is refused');
+select throws_ok($$ select private.check_request() $$, 'PT401', null, 'another user''s session is refused');
 
 -- acting as carol, dave, erin and frank: the idle limit and the absolute limit, whichever comes first
 select tests.authenticate_as('carol');
 select lives_ok($$ select private.check_request() $$, 'a session 10 s before its absolute end passes');
 select tests.authenticate_as('frank');
-select throws_ok($$ select private.check_request() $$, '28000', null, 'a session past its absolute end is refused');
+select throws_ok($$ select private.check_request() $$, 'PT401', null, 'a session past its absolute end is refused');
 select tests.authenticate_as('dave');
 select lives_ok($$ select private.check_request() $$, 'a session 20 s before its idle limit passes');
 select tests.authenticate_as('erin');
-select throws_ok($$ select private.check_request() $$, '28000', null, 'a session idle longer than its limit is refused');
+select throws_ok($$ select private.check_request() $$, 'PT401', null, 'a session idle longer than its limit is refused');
 reset role;
 
 -- The dispatcher runs the same check before the call.
 select throws_ok(
   format($$ select private.dispatch('authenticated', %L, 'api.get_metadata()', '{}'::jsonb) $$, tests.get_claims('alice')),
-  '28000', null, 'the dispatcher refuses a logged-out session before running the call');
+  'PT401', null, 'the dispatcher refuses a logged-out session before running the call');
 reset role;
 select is(
   private.dispatch('authenticated', tests.get_claims('alice', jsonb_build_object('session_id', (select live from alice_sessions)))::text,

@@ -46,7 +46,7 @@ select results_eq(
 reset role;
 select throws_ok(
   $$ select * from pg_temp.read('anon', null, '{"snapshot_id": "dddddddd-0000-4000-8000-0000000000ff"}', null) $$,
-  'P0002', 'snapshot not found', 'an unknown explicit snapshot id is not found');
+  'PT404', 'snapshot not found', 'an unknown explicit snapshot id is not found');
 reset role;
 select is(
   (select body from private.dispatch_snapshot_read('anon', null, 'api.list_difficulty_levels()', '{"snapshot_id": null}', null)),
@@ -66,12 +66,12 @@ select set_config('request.jwt.claims', '', true);
 -- acting as the reader, ended session
 select throws_ok(
   $$ select * from pg_temp.read('authenticated', '{"sub":"aaaaaaaa-0000-4000-8000-000000000081","role":"authenticated","iss":"sparkpath","session_id":"bbbbbbbb-0000-4000-8000-000000000082"}', '{"snapshot_id": null}', '{dddddddd-0000-4000-8000-000000000001}') $$,
-  '28000', 'Session is no longer active; sign in again',
+  'PT401', 'Session is no longer active; sign in again',
   'a logged-out session is refused even when the body is held (the check is part of the statement)');
 reset role;
 select throws_ok(
   $$ select * from pg_temp.read('authenticated', '{"sub":"aaaaaaaa-0000-4000-8000-000000000081","role":"authenticated","iss":"sparkpath","session_id":"bbbbbbbb-0000-4000-8000-0000000000ff"}', '{"snapshot_id": null}', null) $$,
-  '28000', null, 'a token of our own issuer naming no session of ours is refused');
+  'PT401', null, 'a token of our own issuer naming no session of ours is refused');
 reset role;
 select set_config('request.jwt.claims', '', true);
 
@@ -83,9 +83,9 @@ select throws_ok(
   $$ select * from private.dispatch_snapshot_read('anon', null, 'pg_catalog.pg_sleep(1)', '{}', null) $$,
   '42501', 'only api functions may be dispatched', 'only api functions may be dispatched');
 select ok(
-  not has_function_privilege('anon', 'private.dispatch_snapshot_read(text, text, text, jsonb, text[])', 'execute')
-  and not has_function_privilege('authenticated', 'private.dispatch_snapshot_read(text, text, text, jsonb, text[])', 'execute')
-  and not has_function_privilege('anon', 'private.begin_request(text, text, text)', 'execute'),
+  not has_function_privilege('anon', 'private.dispatch_snapshot_read(text, text, text, jsonb, text[], jsonb)', 'execute')
+  and not has_function_privilege('authenticated', 'private.dispatch_snapshot_read(text, text, text, jsonb, text[], jsonb)', 'execute')
+  and not has_function_privilege('anon', 'private.begin_request(text, text, jsonb, text)', 'execute'),
   'request roles cannot run the dispatchers (the call is SQL text)');
 select is(
   private.dispatch('anon', null, 'api.list_difficulty_levels()', '{}')::jsonb,

@@ -65,7 +65,7 @@ select throws_ok($$ select private.promote_snapshot((select id from app.snapshot
   '22023', 'only a draft can be promoted; use rollback to make an archived snapshot current',
   'an archived snapshot cannot be promoted');
 select throws_ok($$ select private.promote_snapshot('00000000-0000-4000-8000-000000000000') $$,
-  'P0002', 'snapshot not found', 'promoting an unknown snapshot is not found');
+  'PT404', 'snapshot not found', 'promoting an unknown snapshot is not found');
 
 insert into imported
 select 'third', private.import_content_bundle((select body from bundle), 'Third', 'v3');

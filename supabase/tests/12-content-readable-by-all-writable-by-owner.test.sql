@@ -23,7 +23,8 @@ select throws_ok($$ insert into app.sparks (snapshot_id, id, slug, title, diffic
 select throws_ok($$ update app.snapshots set name = 'hacked' $$, '42501', null, 'anon cannot update snapshots');
 select throws_ok($$ select private.import_content_bundle('{}'::jsonb) $$, '42501', null, 'anon cannot import');
 select throws_ok($$ select private.promote_snapshot(gen_random_uuid()) $$, '42501', null, 'anon cannot promote');
-select is(api.get_current_snapshot() ->> 'name', 'Access', 'anon reads the current snapshot through the api');
+select throws_ok($$ select api.get_current_snapshot() $$, 'PT401', 'Authentication required',
+  'anon reads no snapshot through the api: /snapshots needs a JWT or the service secret');
 reset role;
 
 -- acting as an authenticated learner

@@ -26,8 +26,8 @@ select is(
   private.snapshot_entity_counts((select id from counted)),
   'the stored counts equal a live count');
 
--- acting as anon
-select tests.clear_authentication();
+-- acting as a service caller
+select tests.authenticate_as_service();
 select is(
   api.get_current_snapshot() -> 'entity_counts',
   '{"domains":1,"trails":1,"concepts":1,"sparks":2,"beacons":0,"concept_sparks":2,"spark_links":1,"concept_links":0}'::jsonb,

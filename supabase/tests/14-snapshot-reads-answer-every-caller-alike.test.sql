@@ -1,5 +1,6 @@
 -- The reads of snapshot content (metadata, difficulty levels, which snapshot answers, the current
--- snapshot) answer anon, a learner and an admin alike: one answer per call, whoever asks, which is
+-- snapshot) answer anon (a service caller for the current snapshot, which anon may not read), a
+-- learner and an admin alike: one answer per call, whoever asks, which is
 -- what lets the API keep one body per (snapshot version, call) for every caller.
 begin;
 select plan(3);
@@ -23,7 +24,9 @@ insert into answers select 'anon', 'api.list_difficulty_levels()', private.dispa
 reset role;
 insert into answers select 'anon', 'api.resolve_snapshot()', private.dispatch('anon', null, 'api.resolve_snapshot()', '{}'::jsonb);
 reset role;
-insert into answers select 'anon', 'api.get_current_snapshot()', private.dispatch('anon', null, 'api.get_current_snapshot()', '{}'::jsonb);
+select tests.use_service_secret();
+insert into answers select 'service', 'api.get_current_snapshot()',
+  private.dispatch('anon', null, 'api.get_current_snapshot()', '{}'::jsonb, jsonb_build_object('x-service-auth', tests.service_secret()));
 reset role;
 insert into answers select 'learner', 'api.get_metadata()', private.dispatch('authenticated', tests.get_claims('learner')::text, 'api.get_metadata()', '{}'::jsonb);
 reset role;

@@ -107,9 +107,9 @@ select is(api.list_discovery_items(types => 'trail', q => 'ola') -> 'data' -> 0 
   'types and q combine');
 select throws_ok($$ select api.list_discovery_items(types => 'domain,spark') $$, '22023', null,
   'an unknown type is invalid input');
-select throws_ok($$ select api.list_discovery_trails(domain => 'nope') $$, 'P0002', 'domain nope not found',
+select throws_ok($$ select api.list_discovery_trails(domain => 'nope') $$, 'PT404', 'domain nope not found',
   'an unknown domain slug in a filter is not found');
-select throws_ok($$ select api.get_domain('nope') $$, 'P0002', 'domain nope not found',
+select throws_ok($$ select api.get_domain('nope') $$, 'PT404', 'domain nope not found',
   'an unknown domain slug is not found');
 
 select is(

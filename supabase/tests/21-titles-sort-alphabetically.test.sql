@@ -41,6 +41,8 @@ select is(
   (select array_agg(d ->> 'name') from jsonb_array_elements(api.list_discovery_domains(1, 20, 0, null) -> 'data') d),
   array['Data', 'Éclair Zorblax', 'English', 'Éthique', 'Ezrael Zorblax', 'web'],
   'and so does /discovery/domains on the current snapshot');
+-- acting as a service caller (anon may not search)
+select tests.authenticate_as_service();
 select is(
   (select array_agg(d ->> 'title') from jsonb_array_elements(api.search_content('zorblax', 'domain') -> 'data') d),
   array['Éclair Zorblax', 'Ezrael Zorblax'],

@@ -61,7 +61,7 @@ select is_empty($$ select * from app.journey_progress $$, 'user B sees none of u
 select is((api.list_user_journeys())::jsonb, '{"data": []}'::jsonb, 'user B lists no journeys');
 select throws_ok(
   $$ select api.get_user_journey(current_setting('test.enrollment_a')::uuid) $$,
-  'P0002', 'journey not found',
+  'PT404', 'journey not found',
   'user B gets not found for user A''s enrollment id');
 select throws_ok(
   $$ insert into app.enrollments (user_id, trail_id)
@@ -115,13 +115,13 @@ select throws_ok(
   '42501', null,
   'anon cannot create an enrollment');
 select throws_ok(
-  $$ select api.list_user_journeys() $$, '28000', 'a signed-in user is required',
+  $$ select api.list_user_journeys() $$, 'PT401', 'Authentication required',
   'anon calling api.list_user_journeys is unauthorized');
 select throws_ok(
-  $$ select api.enroll_in_trail('b0000000-0000-4000-8000-000000000001') $$, '28000', 'a signed-in user is required',
+  $$ select api.enroll_in_trail('b0000000-0000-4000-8000-000000000001') $$, 'PT401', 'Authentication required',
   'anon calling api.enroll_in_trail is unauthorized');
 select throws_ok(
-  $$ select api.record_learning_event('e0000000-0000-4000-8000-000000000001', 'started') $$, '28000', 'a signed-in user is required',
+  $$ select api.record_learning_event('e0000000-0000-4000-8000-000000000001', 'started') $$, 'PT401', 'Authentication required',
   'anon calling api.record_learning_event is unauthorized');
 reset role;
 

@@ -159,12 +159,12 @@ select is(
   (api.enroll_in_trail('b0000000-0000-4000-8000-000000000001') ->> 'created')::boolean, false,
   'enrolling again reports created = false');
 select throws_ok(
-  $$ select api.enroll_in_trail('b0000000-0000-4000-8000-00000000ffff') $$, 'P0002', 'trail not found',
+  $$ select api.enroll_in_trail('b0000000-0000-4000-8000-00000000ffff') $$, 'PT404', 'trail not found',
   'enrolling in an unknown trail is not found');
 
 -- learning event validation and deduplication
 select throws_ok(
-  $$ select api.record_learning_event('e0000000-0000-4000-8000-00000000ffff', 'started') $$, 'P0002', 'spark not found',
+  $$ select api.record_learning_event('e0000000-0000-4000-8000-00000000ffff', 'started') $$, 'PT404', 'spark not found',
   'an event for an unknown spark is not found');
 select throws_ok(
   $$ select api.record_learning_event('e0000000-0000-4000-8000-000000000001', 'liked') $$, '22023', 'verb must be one of the learning verbs',

@@ -152,7 +152,7 @@ select tests.authenticate_as('bob');
 select pg_temp.details_match('derived positions: B''s detail is the reference bytes (B''s own events only)');
 select throws_ok(
   format('select api.get_user_journey(%L)', current_setting('test.a_quoted')),
-  'P0002', 'journey not found', 'B gets not found for A''s enrollment');
+  'PT404', 'journey not found', 'B gets not found for A''s enrollment');
 select is(api.list_user_journeys('completed', 'recent')::text, '{"data": []}', 'an empty list is {"data": []}');
 select throws_ok($$ select api.list_user_journeys(null, 'title') $$, '22023', 'sort must be one of recent, progress, started',
   'an unknown sort is rejected');
@@ -232,7 +232,7 @@ reset role;
 
 -- acting as anon
 select tests.clear_authentication();
-select throws_ok($$ select api.get_user_journey('a3000000-0000-4000-8000-000000000001') $$, '28000', 'a signed-in user is required',
+select throws_ok($$ select api.get_user_journey('a3000000-0000-4000-8000-000000000001') $$, 'PT401', 'Authentication required',
   'anon calling api.get_user_journey is unauthorized');
 
 select * from finish();

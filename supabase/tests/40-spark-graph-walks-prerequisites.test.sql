@@ -72,7 +72,7 @@ select is(jsonb_array_length(api.get_spark_graph('y1', 'ancestors', 10)::jsonb -
 select is((select array_agg(s ->> 'slug' order by s ->> 'slug') from jsonb_array_elements(api.get_learning_path('y1')::jsonb -> 'path') s),
   array['y1', 'y2', 'y3'],
   'a learning path over a cycle ends and lists each member once');
-select throws_ok($$ select api.get_spark_graph('no-such-spark') $$, 'P0002', 'spark not found',
+select throws_ok($$ select api.get_spark_graph('no-such-spark') $$, 'PT404', 'spark not found',
   'an unknown slug is not found');
 select throws_ok($$ select api.get_spark_graph('c1', 'sideways') $$, '22023', null,
   'an unknown direction is invalid input');
@@ -80,10 +80,10 @@ select throws_ok($$ select api.get_spark_graph('c1', 'ancestors', 11) $$, '22023
   'max_depth above 10 is invalid input');
 reset role;
 
--- acting as anon: content is public, the function works for any request role
-select tests.clear_authentication();
+-- acting as a service caller: content is the same for every caller (anon may not walk the graph)
+select tests.authenticate_as_service();
 select is(jsonb_array_length(api.get_spark_graph('d-bottom')::jsonb -> 'nodes'), 4,
-  'anon reads the same graph');
+  'a service caller reads the same graph');
 reset role;
 
 select * from finish();

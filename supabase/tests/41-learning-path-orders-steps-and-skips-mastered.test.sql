@@ -62,7 +62,7 @@ select is((api.get_learning_path('d-bottom')::jsonb ->> 'total_mins')::int, 5 + 
   'total_mins leaves out skipped sparks');
 select is(pg_temp.slugs(api.get_learning_path('goal')::jsonb), array['twin-a', 'twin-b', 'goal'],
   'equal titles fall back to id order; related links are not prerequisites');
-select throws_ok($$ select api.get_learning_path('nowhere') $$, 'P0002', 'spark not found',
+select throws_ok($$ select api.get_learning_path('nowhere') $$, 'PT404', 'spark not found',
   'an unknown target is not found');
 select is(jsonb_array_length(api.list_spark_links(spark => 'goal', direction => 'incoming') -> 'data'), 3,
   'incoming links of a spark include every link type');
@@ -77,10 +77,10 @@ select is(pg_temp.slugs(api.get_learning_path('d-bottom')::jsonb), array['d-left
   'only the caller''s own mastered events count');
 reset role;
 
--- acting as anon: no learning events are readable, so nothing is skipped
+-- acting as anon: a path is one learner's, so an anonymous caller gets none
 select tests.clear_authentication();
-select is((api.get_learning_path('d-bottom')::jsonb ->> 'skipped_count')::int, 0,
-  'anonymous callers skip nothing');
+select throws_ok($$ select api.get_learning_path('d-bottom') $$, 'PT401', 'Authentication required',
+  'anonymous callers get no path');
 reset role;
 
 select * from finish();

@@ -103,8 +103,8 @@ select is(private.search_correct('45000000-0000-0000-0000-000000000001', 'kubren
 select is(private.search_correct('45000000-0000-0000-0000-000000000002', 'kubrenetes'), 'kubernetes', 'the draft''s own words correct its queries');
 
 -- Through the API
--- acting as anon
-select tests.clear_authentication();
+-- acting as a service caller
+select tests.authenticate_as_service();
 select is(api.search_content('recursoin') #>> '{data,0,slug}', 'recursion', 'search for "recursoin" finds Recursion');
 select is(api.search_content('recursoin') #>> '{meta,corrected_query}', 'recursion', 'search names the corrected query in meta.corrected_query');
 select ok(not (api.search_content('recursion') -> 'meta' ? 'corrected_query'), 'search has no corrected_query when nothing was corrected');

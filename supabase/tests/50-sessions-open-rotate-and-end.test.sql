@@ -56,15 +56,15 @@ select label, r -> 'claims' || '{"role": "authenticated", "iss": "sparkpath", "a
 select throws_ok(
   format($$ select private.dispatch('authenticated', %L, 'api.get_metadata()', '{}') $$,
     (select claims from token_claims where label = 'a1')),
-  '28000', 'Session is no longer active; sign in again', 'the dispatcher refuses a token of a revoked session');
+  'PT401', 'Session is no longer active; sign in again', 'the dispatcher refuses a token of a revoked session');
 select throws_ok(
   format($$ select private.dispatch('authenticated', %L, 'api.get_metadata()', '{}') $$,
     (select claims || jsonb_build_object('session_id', current_setting('t.s2')) from token_claims where label = 'b1')),
-  '28000', 'Session is no longer active; sign in again', 'the dispatcher refuses a session of another user');
+  'PT401', 'Session is no longer active; sign in again', 'the dispatcher refuses a session of another user');
 select throws_ok(
   format($$ select private.dispatch('authenticated', %L, 'api.get_metadata()', '{}') $$,
     (select claims || '{"session_id": "nope"}' from token_claims where label = 'a1')),
-  '28000', 'Session is no longer active; sign in again', 'the dispatcher refuses a malformed session id');
+  'PT401', 'Session is no longer active; sign in again', 'the dispatcher refuses a malformed session id');
 select is(
   private.dispatch('authenticated', (select claims::text from token_claims where label = 'a2'),
     'api.get_session()', '{}')::jsonb -> 'session' ->> 'id',
@@ -74,7 +74,7 @@ reset role;
 -- Logout and cleanup
 select is(private.end_session(current_setting('t.s2')::uuid, current_setting('t.alice')::uuid) ->> 'success', 'true', 'logout ends a live session');
 select throws_ok(format($$ select private.end_session('%s', '%s') $$, current_setting('t.s2'), current_setting('t.alice')),
-  '28000', 'Session is no longer active', 'logout of an ended session is refused');
+  'PT401', 'Session is no longer active', 'logout of an ended session is refused');
 select is((select event_type from app.outbox_events order by id desc limit 1), 'identity.user_logged_out', 'logout writes identity.user_logged_out');
 update app.sessions set access_expires_at = now() - interval '1 hour', last_activity_at = now() - interval '8 days' where id = current_setting('t.s3')::uuid;
 select is(private.cleanup_sessions() ->> 'sessions_deactivated', '1', 'cleanup deactivates an idle session whose access token expired');

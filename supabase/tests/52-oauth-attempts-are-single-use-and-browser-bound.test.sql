@@ -1,7 +1,7 @@
 -- OAuth attempts (/auth/login, /auth/callback): an attempt is bound to the browser that started
 -- it, used at most once, refused once expired or unknown, and forgets its PKCE verifier when used.
 begin;
-select plan(6);
+select plan(8);
 
 -- acting as the API's login role
 select private.start_oauth_attempt('google', repeat('1', 64), 'verifier', 'nonce', 'https://app.example.com/', repeat('2', 64), 600);
@@ -18,6 +18,11 @@ select private.start_oauth_attempt('github', repeat('4', 64), 'v', null, 'https:
 update app.oauth_attempts set expires_at = now() - interval '1 second' where state_hash = repeat('4', 64);
 select throws_ok($$ select private.consume_oauth_attempt(repeat('4', 64), repeat('2', 64)) $$, '22023',
   'This sign-in attempt has expired; start again', 'an expired attempt is refused');
+
+select lives_ok($$ select private.start_oauth_attempt('dev', repeat('5', 64), 'v', 'n', 'http://localhost:3000/explore', repeat('2', 64), 600) $$,
+  'the development provider dev starts attempts like the real providers');
+select throws_ok($$ select private.start_oauth_attempt('facebook', repeat('6', 64), 'v', null, 'https://app.example.com/', repeat('2', 64), 600) $$, '23514',
+  null, 'an attempt names one of the known providers');
 
 select * from finish();
 rollback;

@@ -56,6 +56,10 @@ insert into tokens values
    jsonb_build_object('iss', 'https://project.supabase.co/auth/v1', 'iat', extract(epoch from now())::bigint - 5,
      'exp', extract(epoch from now())::bigint + 3600, 'app_metadata', '{"provider":"email"}'::jsonb),
    array['session_id']),
+  ('identity-service-third', 'identity-service-user',
+   jsonb_build_object('iss', 'https://project.supabase.co/auth/v1', 'jti', 'third', 'exp', extract(epoch from now())::bigint + 3600,
+     'app_metadata', '{"provider":"email"}'::jsonb),
+   array['session_id']),
   ('identity-service-second', 'identity-service-user',
    jsonb_build_object('iss', 'https://project.supabase.co/auth/v1', 'jti', 'second', 'exp', extract(epoch from now())::bigint + 3600),
    array['session_id', 'email']),
@@ -81,16 +85,16 @@ select is(private.sign_out(pg_temp.claims('identity-service')), '{"success":true
   'signing it out succeeds');
 -- acting as the holder of the identity service's token
 select pg_temp.act_as('identity-service');
-select throws_ok($$ select private.check_request() $$, '28000', 'Session is no longer active; sign in again',
+select throws_ok($$ select private.check_request() $$, 'PT401', 'Session is no longer active; sign in again',
   'from then on the session check (PostgREST''s db-pre-request hook) refuses it');
 reset role;
-select throws_ok(format($$ select private.dispatch('authenticated', %L, 'api.get_session()', '{}') $$, pg_temp.claims('identity-service')::text),
-  '28000', 'Session is no longer active; sign in again', 'and so does the API''s dispatcher');
+select throws_ok(format($$ select private.dispatch('authenticated', %L, 'api.get_metadata()', '{}') $$, pg_temp.claims('identity-service')::text),
+  'PT401', 'Session is no longer active; sign in again', 'and so does the API''s dispatcher');
 -- acting as the holder of another token of the same user
 select pg_temp.act_as('identity-service-second');
 select lives_ok($$ select private.check_request() $$, 'another token of the same user is not affected');
 reset role;
-select throws_ok(format($$ select private.sign_out(%L) $$, pg_temp.claims('identity-service')), '28000', null,
+select throws_ok(format($$ select private.sign_out(%L) $$, pg_temp.claims('identity-service')), 'PT401', null,
   'a second logout with the same token is refused');
 select is((select expires_at from app.revoked_access_tokens where user_id = tests.get_user_id('identity-service-user')),
   to_timestamp((pg_temp.claims('identity-service') ->> 'exp')::double precision), 'it is kept until the token expires');
@@ -100,7 +104,7 @@ select is((select array_agg(event_type) from app.outbox_events where aggregate_i
 select private.sign_out(pg_temp.claims('identity-service-session'));
 -- acting as the holder of a token naming the identity service's own session
 select pg_temp.act_as('identity-service-session');
-select throws_ok($$ select private.check_request() $$, '28000', null,
+select throws_ok($$ select private.check_request() $$, 'PT401', null,
   'a token naming another issuer''s session is recorded and refused the same way');
 reset role;
 
@@ -131,8 +135,9 @@ select is((select api.get_session() -> 'user'),
     'display_name', '', 'provider', null, 'avatar_url', null),
   'a user without a profile here is described from the token');
 reset role;
--- acting as the holder of the identity service's token (app_metadata.provider)
-select pg_temp.act_as('identity-service');
+-- acting as the holder of another identity service token (app_metadata.provider; the first
+-- one was signed out above, and reads as "not signed in")
+select pg_temp.act_as('identity-service-third');
 select is((select api.get_session() -> 'session' ->> 'provider'), 'email', 'the provider comes from app_metadata');
 reset role;
 -- acting as the holder of a second identity-service token (no app_metadata)

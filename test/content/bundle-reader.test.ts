@@ -6,7 +6,7 @@ async function* chunks(text: string, size: number) {
 }
 
 async function items(text: string, size: number) {
-  const result: Omit<BundleItem, 'text'>[] = [];
+  const result: BundleItem[] = [];
   for await (const { key, position, value } of readBundleItems(chunks(text, size))) result.push({ key, position, value });
   return result;
 }

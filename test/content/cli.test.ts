@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runContentCli, type CliIo, type Connection } from '../../src/cli/content.js';
+import { openConnection, runContentCli, type CliIo, type Connection } from '../../src/cli/content.js';
 import { ContentBundleSchema } from '../../src/content/bundle-schema.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { smallBundle } from '../helpers/bundle.js';
@@ -80,10 +80,7 @@ describe('content CLI', () => {
   describe('against a database', () => {
     let db: TestDatabase;
     let dir: string;
-    const connect = async (): Promise<Connection> => {
-      const sql = postgres(db.url, { max: 1, onnotice: () => undefined });
-      return { sql, close: () => sql.end() };
-    };
+    const connect = async (): Promise<Connection> => openConnection(db.url);
     const run = async (...args: string[]) => {
       const c = capture();
       const code = await runContentCli(args, c.io, connect);
@@ -134,6 +131,21 @@ describe('content CLI', () => {
       expect(listing.imports[0]).toMatchObject({ id: b.import_id, status: 'succeeded', version_label: 'b' });
       const text = (await run('list')).out;
       expect(text).toContain(`${a.snapshot_id}  published`);
+    });
+
+    it('streams the bundle and reports every phase as one JSON line with its figures when not on a terminal', async () => {
+      const result = await run('import', await file('phases.json', smallBundle({ name: 'Phases', version_label: 'p' })), '--promote');
+      expect(result.code).toBe(0);
+      const phases = result.err.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
+      expect(phases.map((p) => [p.phase, p.state])).toEqual([
+        ['read', 'finished'], ['validate', 'finished'], ['write', 'finished'], ['derive', 'finished'], ['promote', 'finished'],
+      ]);
+      const [read, validate, write, derive] = phases;
+      expect(read).toMatchObject({ items: validate.items, problems: 0, counts: { sparks: 6, spark_links: 3, snapshot: 1 } });
+      expect(read.characters).toBeGreaterThan(100);
+      expect(write.counts).toMatchObject({ sparks: 6, spark_links: 3, concept_sparks: 6 });
+      expect(derive.rounds).toBeGreaterThan(1);
+      for (const phase of phases) expect(phase.ms).toBeGreaterThanOrEqual(0);
     });
 
     it('records a bundle that fails the schema check as a failed import, lists every problem and writes nothing', async () => {

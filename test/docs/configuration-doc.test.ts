@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { configSchema, loadConfig } from '../../src/config.js';
+import { configSchema, DEV_FRONTEND_ORIGINS, loadConfig } from '../../src/config.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const doc = readFileSync(path.join(root, 'docs/configuration.md'), 'utf8');
@@ -35,6 +35,13 @@ function documentedVariables(markdown: string): DocumentedVariable[] {
  */
 const computedDefaults: Record<string, { text: string; expected: (cores: number) => unknown }> = {
   DB_POOL_MAX: { text: '2 × CPU cores, at most 20', expected: (cores) => Math.min(20, 2 * cores) },
+  AUTH_CALLBACK_URL: { text: '`http://localhost:$PORT/explore/callback`', expected: () => 'http://localhost:3000/explore/callback' },
+  AUTH_ALLOWED_REDIRECT_ORIGINS: { text: '`http://localhost:$PORT`', expected: () => 'http://localhost:3000' },
+  AUTH_DEFAULT_REDIRECT_URL: { text: '`http://localhost:$PORT/explore`', expected: () => 'http://localhost:3000/explore' },
+  CORS_ALLOWED_ORIGINS: {
+    text: 'the Vite dev servers outside production, none in production',
+    expected: () => DEV_FRONTEND_ORIGINS.join(','),
+  },
   SESSION_IDLE_TIMEOUT_S: {
     text: '`ACCESS_TOKEN_TTL_S` + 10 (`SESSION_IDLE_CLOCK_SKEW_S`)',
     expected: () => loadConfig({}).ACCESS_TOKEN_TTL_S + 10,

@@ -57,6 +57,11 @@ const callback = (url: URL, binding: string | undefined, query = url.search) =>
 const sessionCount = async () => Number((await t.db.sql`select count(*)::int as n from app.sessions`)[0].n);
 
 describe('auth routes: OAuth sign-in end to end', () => {
+  it('GET /auth/providers lists the two configured providers (dev is for development only)', async () => {
+    const res = await t.app.request('/auth/providers');
+    expect(await res.json()).toEqual({ providers: [{ id: 'google', name: 'Google' }, { id: 'github', name: 'GitHub' }] });
+  });
+
   it('GET /auth/login redirects to the provider with state, S256 PKCE and a nonce', async () => {
     const res = await t.app.request('/auth/login?provider=google');
     expect(res.status).toBe(302);

@@ -7,7 +7,7 @@ import type { TestApp } from './app.js';
  * dependencies of the test's own: to the app it is a sign-in at another instance.
  */
 export async function signIn(app: TestApp, email = `${randomUUID()}@example.com`) {
-  const other = createDependencies(app.config, app.db.url);
+  const other = createDependencies(app.config, app.apiUrl);
   const { result, tokens } = await other.auth
     .signIn({ provider: 'github', providerUserId: randomUUID(), email, displayName: 'Tess', avatarUrl: null }, { userAgent: 'vitest', ipAddress: '127.0.0.1' })
     .finally(() => other.close());

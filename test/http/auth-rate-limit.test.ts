@@ -116,7 +116,7 @@ describe('auth routes: rate limits', () => {
   it('the postgres store shares one budget between API instances on the same database', async () => {
     const shared = await createTestApp({ RATE_LIMITS_ENABLED: 'true', RATE_LIMIT_STORE: 'postgres', RATE_LIMIT_WINDOW_S: '3600', RATE_LIMIT_ANONYMOUS: '2', RATE_LIMIT_TRUST_PROXY: 'true' });
     // A second instance on the same database, composed as `npm start` composes it.
-    const secondDeps = createDependencies(shared.config, shared.db.url);
+    const secondDeps = createDependencies(shared.config, shared.apiUrl);
     try {
       const second = createApp({ ...secondDeps, logger: createLogger('silent') });
       const ip = { 'x-forwarded-for': '192.0.2.77' };

@@ -35,7 +35,7 @@ describe('database errors', () => {
     ['23514 check_violation', `insert into app.rate_limit_counters values (repeat('z', 300), now(), 1)`, 'VALIDATION_ERROR', 400],
     ['22P02 invalid_text_representation', `select 'not-a-uuid'::uuid`, 'VALIDATION_ERROR', 400],
     ['23505 unique_violation', `insert into app.rate_limit_counters values ('k', 'epoch', 1), ('k', 'epoch', 1)`, 'CONFLICT', 409],
-    ['23503 foreign_key_violation', `insert into app.learning_events (user_id, spark_id, verb) values (gen_random_uuid(), gen_random_uuid(), 'secret-verb')`, 'VALIDATION_ERROR', 400],
+    ['23503 foreign_key_violation', `insert into app.refresh_tokens (session_id, token_hash) values (gen_random_uuid(), repeat('a', 64))`, 'VALIDATION_ERROR', 400],
     ['22P05 untranslatable_character', `select '"a\\u0000b"'::jsonb`, 'VALIDATION_ERROR', 400],
   ])('answers a built-in %s with its code, a generic message and no details', async (_name, query, code, status) => {
     const error = await failure(query);
@@ -45,7 +45,7 @@ describe('database errors', () => {
     expect(api.status).toBe(status);
     expect(api.details).toEqual({});
     const text = JSON.stringify(api.toEnvelope());
-    for (const leak of ['rate_limit_counters', 'Failing row', 'zzz', 'not-a-uuid', 'learning_events', 'secret-verb', 'constraint', 'jsonb']) {
+    for (const leak of ['rate_limit_counters', 'Failing row', 'zzz', 'not-a-uuid', 'refresh_tokens', 'session_id', 'constraint', 'jsonb']) {
       expect(text).not.toContain(leak);
     }
   });

@@ -11,7 +11,7 @@ import { createErrorHandler } from '../../src/http/error-handler.js';
 import { createRouter } from '../../src/http/router.js';
 import { intQuery } from '../../src/http/schemas.js';
 import { createLogger } from '../../src/logger.js';
-import { createOfflineApp, createTestApp, type TestApp } from '../helpers/app.js';
+import { createOfflineApp, createTestApp, healthyChecks, type TestApp } from '../helpers/app.js';
 import { signToken, TEST_JWT_SECRET, TEST_SERVICE_SECRET } from '../helpers/tokens.js';
 
 const DEV_USER = '0d3c1f7e-8a6b-4c2d-9e1f-123456789abc';
@@ -34,7 +34,7 @@ const lastRole = (logs: Record<string, unknown>[]) => logs.at(-1)?.role;
 describe('request pipeline', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await createTestApp({ DEV_BYPASS_AUTH: 'true', DEV_USER_ID: DEV_USER });
+    t = await createTestApp();
   });
   afterAll(() => t.close());
 
@@ -285,12 +285,12 @@ describe('request pipeline', () => {
 
     it('GET /metadata/health answers 503 naming the sessions check when sign-in cannot run', async () => {
       const healthy = await t.app.request('/metadata/health');
-      expect(await healthy.json()).toEqual({ status: 'ok', checks: { database: 'ok', sessions: 'ok' } });
+      expect(await healthy.json()).toEqual({ status: 'ok', checks: healthyChecks(t) });
       await t.db.sql`alter function private.refresh_session(text, text, integer, integer) rename to refresh_session_moved`;
       try {
         const res = await t.app.request('/metadata/health');
         expect(res.status).toBe(503);
-        expect(await res.json()).toEqual({ status: 'unavailable', checks: { database: 'ok', sessions: 'unavailable' } });
+        expect(await res.json()).toEqual({ status: 'unavailable', checks: { ...healthyChecks(t), sessions: 'unavailable' } });
       } finally {
         await t.db.sql`alter function private.refresh_session_moved(text, text, integer, integer) rename to refresh_session`;
       }

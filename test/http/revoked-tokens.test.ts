@@ -17,7 +17,7 @@ beforeAll(async () => {
     RATE_LIMIT_WINDOW_S: '3600', // long windows: no test straddles a window boundary
     RATE_LIMIT_TRUST_PROXY: 'true',
   });
-  other = createDependencies(t.config, t.db.url);
+  other = createDependencies(t.config, t.apiUrl);
 });
 afterAll(async () => {
   await other?.close();

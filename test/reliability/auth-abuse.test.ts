@@ -23,7 +23,7 @@ describe('auth abuse', () => {
   let route = '';
   beforeAll(async () => {
     pg = await startPostgres();
-    api = await startApi({ DATABASE_URL: pg.url, SEED_DEMO_CONTENT: 'false', JWT_ISSUER: 'https://sparkpath.test/auth' });
+    api = await startApi({ DATABASE_URL: pg.url, DATABASE_API_URL: pg.apiUrl, SEED_DEMO_CONTENT: 'false', JWT_ISSUER: 'https://sparkpath.test/auth' });
     const routes = await openApiRoutes(api.baseUrl);
     route = PROTECTED.find((p) => routes.has(`GET ${p.split('?')[0]}`)) ?? '';
   });

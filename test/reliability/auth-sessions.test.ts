@@ -20,7 +20,7 @@ describe.runIf(hasAuth)('auth abuse: sessions', () => {
   beforeAll(async () => {
     pg = await startPostgres();
     // Grace window 0: any second use of a refresh token is a reuse (no sleeps in the test).
-    api = await startApi({ DATABASE_URL: pg.url, SEED_DEMO_CONTENT: 'false', REFRESH_REUSE_GRACE_S: '0' });
+    api = await startApi({ DATABASE_URL: pg.url, DATABASE_API_URL: pg.apiUrl, SEED_DEMO_CONTENT: 'false', REFRESH_REUSE_GRACE_S: '0' });
     minter = await createSessionMinter(pg.url, { SUPABASE_JWT_SECRET: JWT_SECRET, SERVICE_AUTH_SECRET: SERVICE_SECRET, REFRESH_REUSE_GRACE_S: '0' });
     const routes = await openApiRoutes(api.baseUrl);
     if (routes.has('GET /user/me/journeys')) protectedRoute = '/user/me/journeys';

@@ -11,6 +11,7 @@ import path from 'node:path';
 import postgres from 'postgres';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded.js';
 import { prepareDatabase } from '../../src/db/database.js';
+import { apiLoginUrl } from '../../src/db/login-role.js';
 import { freePort, withDatabase } from '../../scripts/test-database.js';
 import { npmStartArgs } from '../../bench/start-command.js';
 
@@ -23,7 +24,10 @@ export const FULL = process.env.RELIABILITY_MODE === 'full';
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface Postgres {
+  /** The owner connection. */
   url: string;
+  /** The API's login role (DATABASE_API_URL). */
+  apiUrl: string;
   adminUrl: string;
   dataDir: string;
   port: number;
@@ -39,9 +43,10 @@ export async function startPostgres(): Promise<Postgres> {
   const port = await freePort();
   let server: EmbeddedDatabase | undefined = await startEmbeddedPostgres({ dataDir, port, database: 'sparkpath' });
   const url = withDatabase(server.adminUrl, 'sparkpath');
-  await prepareDatabase(url, { seed: true });
+  await prepareDatabase(url, { seed: true, enableLocalApiLogin: true });
   return {
     url,
+    apiUrl: apiLoginUrl(url),
     adminUrl: server.adminUrl,
     dataDir,
     port,

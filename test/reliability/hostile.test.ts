@@ -45,7 +45,7 @@ describe('hostile input', () => {
 
   beforeAll(async () => {
     pg = await startPostgres();
-    api = await startApi({ DATABASE_URL: pg.url, SEED_DEMO_CONTENT: 'true' });
+    api = await startApi({ DATABASE_URL: pg.url, DATABASE_API_URL: pg.apiUrl, SEED_DEMO_CONTENT: 'true' });
     const doc = (await (await fetch(`${api.baseUrl}/openapi.json`)).json()) as {
       paths: Record<string, Record<string, { parameters?: { name: string; in: string }[]; requestBody?: { content?: Record<string, { schema?: { properties?: Record<string, unknown>; $ref?: string } }> } }>>;
       components?: { schemas?: Record<string, { properties?: Record<string, unknown> }> };

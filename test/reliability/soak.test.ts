@@ -14,7 +14,7 @@ describe('soak', () => {
 
   it(`${DURATION_MS / 1000} s of mixed reads and learning-event writes: no 5xx, every acknowledged write stored`, async () => {
     pg = await startPostgres();
-    api = await startApi({ DATABASE_URL: pg.url, SEED_DEMO_CONTENT: 'true' });
+    api = await startApi({ DATABASE_URL: pg.url, DATABASE_API_URL: pg.apiUrl, SEED_DEMO_CONTENT: 'true' });
     const sql = superuser(pg.url);
     const workload = await prepareWorkload(api.baseUrl, sql);
     const rssBefore = rssMb(api.pid);

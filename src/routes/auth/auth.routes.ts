@@ -55,10 +55,10 @@ export const login = createRoute({
   tags: ['Auth'],
   summary: 'Start the OAuth sign-in',
   description:
-    'Records a single-use attempt (state, PKCE S256 verifier, nonce for OIDC, validated redirect, 10-minute expiry) bound to this browser by the `svc-oauth-binding` cookie, then redirects to the provider. A `redirect` whose origin is not on the allow-list falls back to the default target.',
+    'Records a single-use attempt (state, PKCE S256 verifier, nonce for OIDC, validated redirect, 10-minute expiry) bound to this browser by the `svc-oauth-binding` cookie, then redirects to the provider. A `redirect` whose origin is not on the allow-list falls back to the default target. With AUTH_PROVIDER=supabase, Supabase Auth runs the provider round trip (PKCE verifier in the `svc-sb-auth-code-verifier` cookie); every answer keeps these shapes (docs/supabase.md).',
   request: {
     query: z.object({
-      provider: z.enum(PROVIDERS).openapi({ description: 'Identity provider' }),
+      provider: z.enum(PROVIDERS).openapi({ description: 'Identity provider: google, github, or dev (the local OpenID provider of development; 400 provider_not_configured elsewhere)' }),
       redirect: z.union([z.string(), z.array(z.string())]).optional().openapi({ type: 'string', description: 'Absolute URL to return to; must be on the allow-list' }),
     }),
   },
@@ -111,7 +111,7 @@ export const logout = createRoute({
   tags: ['Auth'],
   summary: 'End the session',
   description:
-    'Bearer required. Deactivates the session (its access token is refused from now on), revokes its refresh tokens and clears both cookies. A token without a session here (another issuer\'s, e.g. Supabase Auth) is recorded until it expires and refused from now on.',
+    'Bearer required. Deactivates the session (its access token is refused from now on), revokes its refresh tokens and clears both cookies. A token without a session here (another issuer\'s, e.g. Supabase Auth) is recorded until it expires and refused from now on; with AUTH_PROVIDER=supabase its session at Supabase Auth is ended first.',
   security: [{ bearerAuth: [] }],
   responses: {
     200: jsonContent(z.object({ success: z.boolean(), message: z.string() }), 'Signed out'),
@@ -138,6 +138,22 @@ export const refresh = createRoute({
     ...commonErrors,
     401: errorResponse('MISSING_REFRESH_TOKEN when none was sent; UNAUTHORIZED when it is invalid, expired or revoked'),
     403: errorResponse('FORBIDDEN: cookie-authenticated request from another site'),
+  },
+});
+
+export const listProviders = createRoute({
+  method: 'get',
+  path: '/providers',
+  tags: ['Auth'],
+  summary: 'Sign-in providers of this server',
+  description:
+    'The providers `/auth/login` accepts on this server (the others answer 400 provider_not_configured), for a front end to show its sign-in buttons: `dev` is the local OpenID provider of development.',
+  responses: {
+    200: jsonContent(
+      z.object({ providers: z.array(z.object({ id: z.enum(PROVIDERS), name: z.string() })) }).openapi('SignInProviders'),
+      'The configured providers, possibly none',
+    ),
+    ...commonErrors,
   },
 });
 

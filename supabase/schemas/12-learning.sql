@@ -25,7 +25,7 @@ create index spark_graph_nodes_roots on app.spark_graph_nodes (snapshot_id, spar
 --          listed once, at its first place. builds_on: its prerequisites (all completed), by
 --          slug. recent_level: the mean difficulty order (beginner 1 .. expert 4) of the 10 sparks
 --          the caller completed most recently, 1 when none.
--- Errors:  28000 without a user; 22023 limit_count out of range; P0002 unknown trail.
+-- Errors:  PT401 without a user; 22023 limit_count out of range; PT404 unknown trail.
 create or replace function api.list_next_sparks(trail text default null::text, limit_count integer default 10)
 returns json
 language plpgsql
@@ -33,6 +33,7 @@ stable
 set search_path = ''
 as $$
 declare
+  caller_role constant text := private.authorize('list_next_sparks');
   caller uuid := private.require_user();
   current_snapshot uuid := private.resolve_snapshot_id(null);
   chosen_trail uuid;
@@ -41,7 +42,7 @@ begin
   perform private.require_range('limit', list_next_sparks.limit_count, 1, 100);
   if list_next_sparks.trail is not null then
     if current_snapshot is null then
-      raise exception using errcode = 'P0002', message = 'trail not found',
+      raise exception using errcode = 'PT404', message = 'trail not found',
         detail = pg_catalog.jsonb_build_object('trail', list_next_sparks.trail)::text;
     end if;
     chosen_trail := private.find_entity_id('trail', current_snapshot, list_next_sparks.trail, 'trail');
@@ -140,8 +141,8 @@ begin
 end
 $$;
 comment on function api.list_next_sparks(text,integer) is
-  'Sparks the caller is ready for (not completed, every prerequisite completed, current snapshot), enrolled trails by recent activity, then trail order, then difficulty closest to the recent level. Params: trail (slug), limit_count (1..100, default 10). Returns {data, meta}. Errors: 28000 no user, 22023 bad limit, P0002 unknown trail.';
-grant execute on function api.list_next_sparks(text,integer) to anon, authenticated;
+  'Sparks the caller is ready for (not completed, every prerequisite completed, current snapshot), enrolled trails by recent activity, then trail order, then difficulty closest to the recent level. Params: trail (slug), limit_count (1..100, default 10). Returns {data, meta}. Errors: PT401 no user, 22023 bad limit, PT404 unknown trail.';
+grant execute on function api.list_next_sparks(text,integer) to anon, authenticated, service_role;
 
 -- ---------------------------------------------------------------------------------------------
 -- Spaced review: FSRS-6 as ts-fsrs 5.4.2 computes it, with its default parameters and the
@@ -334,7 +335,13 @@ create table app.spark_reviews (
   recorded_at timestamp with time zone default now() not null,
   idempotency_key text check ((length(idempotency_key) >= 1) and (length(idempotency_key) <= 200)),
   constraint spark_reviews_natural_key unique (user_id, spark_id, reviewed_at),
-  constraint spark_reviews_user_id_idempotency_key_key unique (user_id, idempotency_key)
+  constraint spark_reviews_user_id_idempotency_key_key unique (user_id, idempotency_key),
+  -- The bounds api.record_review reports field by field (22023), for any writer: not before
+  -- 2000, at most 5 minutes after it was recorded (client clock skew).
+  constraint spark_reviews_reviewed_at_in_bounds
+    check (reviewed_at >= '2000-01-01 00:00:00+00'::timestamp with time zone and reviewed_at <= recorded_at + '00:05:00'::interval),
+  constraint spark_reviews_recorded_at_in_bounds
+    check (recorded_at >= '2000-01-01 00:00:00+00'::timestamp with time zone and recorded_at < 'infinity'::timestamp with time zone)
 );
 comment on table app.spark_reviews is
   'Each review a learner recorded of a spark (rating again|hard|good|easy): with the spark''s first completion, the history FSRS schedules from.';
@@ -345,7 +352,14 @@ create policy "learners read their own reviews" on app.spark_reviews
 create policy "learners record their own reviews" on app.spark_reviews
   for insert to authenticated
   with check (user_id = (select auth.uid()));
-grant insert, select on app.spark_reviews to authenticated;
+grant select on app.spark_reviews to authenticated;
+grant insert (spark_id, rating, reviewed_at, idempotency_key) on app.spark_reviews to authenticated;
+
+-- Reviews are of sparks of the current snapshot, whoever writes them (the rule of new learning
+-- events: private.require_current_content, 08-journeys.sql).
+create trigger spark_reviews_spark_is_current
+  before insert on app.spark_reviews
+  for each row execute function private.require_current_content();
 
 -- The memory state after each card's latest review: derived from the history (the first
 -- completion of the spark plus its reviews) by private.refresh_review_cards, in the transaction
@@ -521,7 +535,7 @@ grant execute on function private.review_card_json(app.review_cards, timestamp w
 -- Returns: {data: [{spark: {id, slug, title, estimated_mins}, card: ReviewCard}],
 --          meta: {due_before, limit, total}} in due order (then spark id); total counts every
 --          due card. Only sparks of the current snapshot are listed (a removed spark's card waits).
--- Errors:  28000 without a user; 22023 limit_count out of range.
+-- Errors:  PT401 without a user; 22023 limit_count out of range.
 create or replace function api.list_due_reviews(due_before timestamp with time zone default null::timestamp with time zone, limit_count integer default 20)
 returns json
 language plpgsql
@@ -529,6 +543,7 @@ stable
 set search_path = ''
 as $$
 declare
+  caller_role constant text := private.authorize('list_due_reviews');
   caller uuid := private.require_user();
   cutoff constant timestamptz := coalesce(list_due_reviews.due_before, pg_catalog.now());
   current_snapshot uuid := private.resolve_snapshot_id(null);
@@ -558,8 +573,8 @@ begin
 end
 $$;
 comment on function api.list_due_reviews(timestamp with time zone, integer) is
-  'The caller''s review cards due at or before due_before (default now), in due order. Params: due_before, limit_count (1..100, default 20). Returns {data: [{spark, card}], meta: {due_before, limit, total}}. Errors: 28000 no user, 22023 bad limit.';
-grant execute on function api.list_due_reviews(timestamp with time zone, integer) to anon, authenticated;
+  'The caller''s review cards due at or before due_before (default now), in due order. Params: due_before, limit_count (1..100, default 20). Returns {data: [{spark, card}], meta: {due_before, limit, total}}. Errors: PT401 no user, 22023 bad limit.';
+grant execute on function api.list_due_reviews(timestamp with time zone, integer) to anon, authenticated, service_role;
 
 -- private.spark_review_json: the SparkReview document of one review, with the card after it.
 create or replace function private.spark_review_json(review app.spark_reviews, created boolean)
@@ -592,8 +607,8 @@ grant execute on function private.spark_review_json(app.spark_reviews, boolean) 
 -- Returns: SparkReview {id, spark_id, rating, reviewed_at, recorded_at, idempotency_key,
 --          created, card}. created = false when an earlier review is returned: the same
 --          idempotency_key (a retry, checked first), or the same spark and reviewed_at.
--- Errors:  28000 without a user; 22023 missing spark_id, unknown rating, bad key or time;
---          P0002 spark not in the current snapshot; 23505 the key or the (spark, reviewed_at)
+-- Errors:  PT401 without a user; 22023 missing spark_id, unknown rating, bad key or time;
+--          PT404 spark not in the current snapshot; 23505 the key or the (spark, reviewed_at)
 --          was already used for a different review.
 create or replace function api.record_review(spark_id uuid, rating text, reviewed_at timestamp with time zone default null::timestamp with time zone, idempotency_key text default null::text)
 returns jsonb
@@ -601,9 +616,9 @@ language plpgsql
 set search_path = ''
 as $$
 declare
+  caller_role constant text := private.authorize('record_review');
   caller uuid := private.require_user();
   review_time timestamptz;
-  current_snapshot uuid;
   review app.spark_reviews;
 begin
   if record_review.spark_id is null then
@@ -633,14 +648,9 @@ begin
   end if;
 
   review_time := private.require_learning_time('reviewed_at', record_review.reviewed_at);
-  current_snapshot := private.resolve_snapshot_id(null);
-  if current_snapshot is null or not exists (
-    select 1 from app.sparks s where s.snapshot_id = current_snapshot and s.id = record_review.spark_id
-  ) then
-    raise exception using errcode = 'P0002', message = 'spark not found',
-      detail = pg_catalog.jsonb_build_object('spark_id', record_review.spark_id)::text;
-  end if;
 
+  -- user_id defaults to auth.uid(); the insert policy checks it, and the trigger
+  -- spark_reviews_spark_is_current that the spark is in the current snapshot (PT404).
   insert into app.spark_reviews (spark_id, rating, reviewed_at, idempotency_key)
   values (record_review.spark_id, record_review.rating, review_time, record_review.idempotency_key)
   on conflict do nothing
@@ -665,8 +675,8 @@ begin
 end
 $$;
 comment on function api.record_review(uuid,text,timestamp with time zone,text) is
-  'Records the caller''s review (again|hard|good|easy) of a current spark and reschedules its FSRS card. Params: spark_id, rating, reviewed_at (null = now), idempotency_key. Returns SparkReview + created + card. Errors: 28000 no user, 22023 invalid input, P0002 unknown spark, 23505 key or time reused for another review.';
-grant execute on function api.record_review(uuid,text,timestamp with time zone,text) to anon, authenticated;
+  'Records the caller''s review (again|hard|good|easy) of a current spark and reschedules its FSRS card. Params: spark_id, rating, reviewed_at (null = now), idempotency_key. Returns SparkReview + created + card. Errors: PT401 no user, 22023 invalid input, PT404 unknown spark, 23505 key or time reused for another review.';
+grant execute on function api.record_review(uuid,text,timestamp with time zone,text) to anon, authenticated, service_role;
 
 -- ---------------------------------------------------------------------------------------------
 -- Voiding an event
@@ -678,13 +688,14 @@ grant execute on function api.record_review(uuid,text,timestamp with time zone,t
 --          shows a voiding statement instead of it. Idempotent; a voided event stays voided.
 -- Params:  id (the event id).
 -- Returns: LearningEvent (voided_at set; created false).
--- Errors:  28000 without a user; P0002 no event of the caller has this id.
+-- Errors:  PT401 without a user; PT404 no event of the caller has this id.
 create or replace function api.void_learning_event(id uuid)
 returns jsonb
 language plpgsql
 set search_path = ''
 as $$
 declare
+  caller_role constant text := private.authorize('void_learning_event');
   caller uuid := private.require_user();
   event app.learning_events;
 begin
@@ -695,15 +706,15 @@ begin
     select le.* into event from app.learning_events le where le.id = void_learning_event.id and le.user_id = caller;
   end if;
   if event.id is null then
-    raise exception using errcode = 'P0002', message = 'learning event not found',
+    raise exception using errcode = 'PT404', message = 'learning event not found',
       detail = pg_catalog.jsonb_build_object('id', void_learning_event.id)::text;
   end if;
   return private.learning_event_json(event, false);
 end
 $$;
 comment on function api.void_learning_event(uuid) is
-  'Voids one of the caller''s learning events (idempotent): it stops counting for progress and exports as a voiding statement. Params: id. Returns LearningEvent. Errors: 28000 no user, P0002 not the caller''s event.';
-grant execute on function api.void_learning_event(uuid) to anon, authenticated;
+  'Voids one of the caller''s learning events (idempotent): it stops counting for progress and exports as a voiding statement. Params: id. Returns LearningEvent. Errors: PT401 no user, PT404 not the caller''s event.';
+grant execute on function api.void_learning_event(uuid) to anon, authenticated, service_role;
 
 -- ---------------------------------------------------------------------------------------------
 -- xAPI 1.0.3 export
@@ -804,7 +815,7 @@ grant execute on function private.xapi_home_page() to anon, authenticated;
 --          (occurred_at), stored (recorded_at), version 1.0.3. A voiding statement: verb voided,
 --          object {objectType StatementRef, id}, timestamp and stored = voided_at, id =
 --          private.xapi_uuid('voided:<statement id>').
--- Errors:  28000 without a user; 22023 limit_count out of range or a malformed cursor.
+-- Errors:  PT401 without a user; 22023 limit_count out of range or a malformed cursor.
 create or replace function api.list_statements(since timestamp with time zone default null::timestamp with time zone, until timestamp with time zone default null::timestamp with time zone, limit_count integer default 100, cursor text default null::text)
 returns json
 language plpgsql
@@ -812,6 +823,7 @@ stable
 set search_path = ''
 as $$
 declare
+  caller_role constant text := private.authorize('list_statements');
   caller uuid := private.require_user();
   wanted constant integer := case when list_statements.limit_count = 0 then 500 else list_statements.limit_count end;
   home constant text := private.xapi_home_page();
@@ -913,5 +925,5 @@ begin
 end
 $$;
 comment on function api.list_statements(timestamp with time zone, timestamp with time zone, integer, text) is
-  'The caller''s learning events as an xAPI 1.0.3 StatementResult, newest stored first, voided events as voiding statements. Params: since (exclusive), until (inclusive) on stored, limit_count (0..500, 0 = 500, default 100), cursor. Returns {statements, more}. Errors: 28000 no user, 22023 bad limit or cursor.';
-grant execute on function api.list_statements(timestamp with time zone, timestamp with time zone, integer, text) to anon, authenticated;
+  'The caller''s learning events as an xAPI 1.0.3 StatementResult, newest stored first, voided events as voiding statements. Params: since (exclusive), until (inclusive) on stored, limit_count (0..500, 0 = 500, default 100), cursor. Returns {statements, more}. Errors: PT401 no user, 22023 bad limit or cursor.';
+grant execute on function api.list_statements(timestamp with time zone, timestamp with time zone, integer, text) to anon, authenticated, service_role;

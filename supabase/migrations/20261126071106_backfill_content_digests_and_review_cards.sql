@@ -1,4 +1,4 @@
--- Data backfill for 20261126064455_learning_next_reviews_changes_xapi (hand-written; the schema
+-- Data backfill for 20261126071105_learners_beyond_the_spec (hand-written; the schema
 -- diff carries no data).
 --
 -- 1. Snapshots imported before content digests existed get theirs, as an import now writes them.

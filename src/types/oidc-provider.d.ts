@@ -1,10 +1,12 @@
-// oidc-provider ships no types; this covers what the test fixtures use.
+// oidc-provider ships no types; this covers what the development sign-in
+// (src/auth/dev-identity-provider.ts) and the test providers (test/e2e/oauth-fixtures.ts) use.
 declare module 'oidc-provider' {
   import type { IncomingMessage, ServerResponse } from 'node:http';
 
   interface Interaction {
     uid: string;
     params: Record<string, unknown>;
+    prompt: { name: string; reasons: string[] };
   }
   interface Grant {
     addOIDCScope(scope: string): void;
@@ -20,4 +22,9 @@ declare module 'oidc-provider' {
     Grant: new (properties: { accountId: string; clientId: string }) => Grant;
     AccessToken: { find(token: string): Promise<{ accountId: string } | undefined> };
   }
+}
+
+declare module 'oidc-provider/lib/adapters/memory_adapter.js' {
+  /** The package's in-memory adapter factory (what it uses when none is configured). */
+  export function createMemoryAdapter(clockTolerance?: number): unknown;
 }
