@@ -1,7 +1,7 @@
 -- api.void_learning_event: a learner takes back one of their own events; from then on it counts
 -- for nothing (journeys, the reference views, the learning path), and nobody else can void it.
 begin;
-select plan(14);
+select plan(15);
 
 select tests.create_user('alice');
 select tests.create_user('bob');
@@ -54,15 +54,16 @@ select is(
 select throws_ok(
   $$ update app.learning_events set verb = 'started' where id = current_setting('test.mastered')::uuid $$,
   '42501', null, 'a learner may set voided_at and nothing else');
-select throws_ok(
-  $$ update app.learning_events set voided_at = null where id = current_setting('test.mastered')::uuid $$,
-  '42501', null, 'a voided event stays voided');
+select is_empty(
+  $$ with changed as (update app.learning_events set voided_at = null where id = current_setting('test.mastered')::uuid returning id)
+     select * from changed $$,
+  'a voided event stays voided: the update policy reaches only events not yet voided');
 
 -- acting as bob
 select tests.authenticate_as('bob');
 select throws_ok(
   format($$ select api.void_learning_event(%L) $$, current_setting('test.mastered')),
-  'P0002', 'learning event not found', 'bob cannot void alice''s event: for him it does not exist');
+  'PT404', 'learning event not found', 'bob cannot void alice''s event: for him it does not exist');
 select is(
   (select count(*)::int from app.learning_events), 0, 'bob still sees none of alice''s events');
 
@@ -70,7 +71,13 @@ select is(
 select tests.clear_authentication();
 select throws_ok(
   format($$ select api.void_learning_event(%L) $$, current_setting('test.mastered')),
-  '28000', 'a signed-in user is required', 'anonymous callers cannot void anything');
+  'PT401', 'Authentication required', 'anonymous callers cannot void anything');
+
+-- acting as a service caller
+select tests.authenticate_as_service();
+select throws_ok(
+  format($$ select api.void_learning_event(%L) $$, current_setting('test.mastered')),
+  'PT403', 'Service callers cannot use this endpoint', 'a service caller cannot void a learner''s event');
 
 reset role;
 select is(

@@ -2,7 +2,7 @@
 -- completed), enrolled trails by recent activity, then trail order, then difficulty closest to
 -- the caller's recent level; only the caller's progress counts.
 begin;
-select plan(14);
+select plan(15);
 
 select tests.create_user('alice');
 select tests.create_user('bob');
@@ -73,7 +73,7 @@ select is((api.list_next_sparks() ->> 'meta')::jsonb ->> 'recent_level', '3', 't
 select api.enroll_in_trail('b6000000-0000-4000-8000-000000000002');
 select is(pg_temp.next_slugs(api.list_next_sparks()), '{adv,int,d}', 'an enrolled trail with nothing left adds nothing');
 select is(pg_temp.next_slugs(api.list_next_sparks('expert')), '{}', 'trail limits the list to one trail');
-select throws_ok($$ select api.list_next_sparks('no-such-trail') $$, 'P0002', 'trail no-such-trail not found', 'an unknown trail is not found');
+select throws_ok($$ select api.list_next_sparks('no-such-trail') $$, 'PT404', 'trail no-such-trail not found', 'an unknown trail is not found');
 select throws_ok($$ select api.list_next_sparks(null, 0) $$, '22023', 'limit must be an integer between 1 and 100', 'limit_count out of range is refused');
 
 -- acting as bob
@@ -82,7 +82,12 @@ select is(pg_temp.next_slugs(api.list_next_sparks('sql')), '{a,int,adv}', 'anoth
 
 -- acting as anon
 select tests.clear_authentication();
-select throws_ok($$ select api.list_next_sparks() $$, '28000', 'a signed-in user is required', 'anonymous callers are refused');
+select throws_ok($$ select api.list_next_sparks() $$, 'PT401', 'Authentication required', 'anonymous callers are refused');
+
+-- acting as a service caller
+select tests.authenticate_as_service();
+select throws_ok($$ select api.list_next_sparks() $$, 'PT403', 'Service callers cannot use this endpoint',
+  'a service caller has no next sparks: they are a learner''s');
 
 select * from finish();
 rollback;

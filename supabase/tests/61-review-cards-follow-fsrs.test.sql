@@ -2,7 +2,7 @@
 -- card, each review reschedules it, the stored cards equal a replay of the history, and every
 -- card and review is its learner's alone.
 begin;
-select plan(24);
+select plan(27);
 
 select tests.create_user('alice');
 select tests.create_user('bob');
@@ -69,7 +69,13 @@ select throws_ok(
   '22023', 'rating must be one of again, hard, good, easy', 'an unknown rating is refused');
 select throws_ok(
   $$ select api.record_review('e6100000-0000-4000-8000-000000000009', 'good') $$,
-  'P0002', 'spark not found', 'a spark outside the current snapshot is not found');
+  'PT404', 'spark not found', 'a spark outside the current snapshot is not found');
+select throws_ok(
+  $$ insert into app.spark_reviews (spark_id, rating) values ('e6100000-0000-4000-8000-000000000009', 'good') $$,
+  'PT404', 'spark not found', 'a review written directly (as through the Data API) is of a current spark too');
+select throws_ok(
+  $$ insert into app.spark_reviews (spark_id, rating, reviewed_at) values ('e6100000-0000-4000-8000-000000000001', 'good', now() + interval '1 hour') $$,
+  '23514', null, 'a review written directly is not in the future either');
 select throws_ok(
   $$ insert into app.review_cards (user_id, spark_id, stability, difficulty, due_at, last_review_at, scheduled_days, reps, lapses)
      values (tests.get_user_id('alice'), 'e6100000-0000-4000-8000-000000000003', 1, 1, now(), now(), 1, 1, 0) $$,
@@ -88,7 +94,12 @@ select is(api.record_review('e6100000-0000-4000-8000-000000000001', 'hard', '202
 
 -- acting as anon
 select tests.clear_authentication();
-select throws_ok($$ select api.list_due_reviews() $$, '28000', 'a signed-in user is required', 'anonymous callers have no reviews');
+select throws_ok($$ select api.list_due_reviews() $$, 'PT401', 'Authentication required', 'anonymous callers have no reviews');
+
+-- acting as a service caller
+select tests.authenticate_as_service();
+select throws_ok($$ select api.record_review('e6100000-0000-4000-8000-000000000001', 'good') $$, 'PT403',
+  'Service callers cannot use this endpoint', 'a service caller records no review: reviews are a learner''s');
 
 -- as the owner: the stored cards are exactly a replay of every history.
 reset role;

@@ -2,7 +2,7 @@
 -- ADL verbs, activity ids from spark ids, the home page setting), paged by `stored`, voided
 -- events as voiding statements; nobody else's.
 begin;
-select plan(15);
+select plan(16);
 
 select tests.create_user('alice');
 select tests.create_user('bob');
@@ -94,7 +94,12 @@ select is(api.list_statements()::jsonb, '{"statements": [], "more": ""}', 'bob e
 
 -- acting as anon
 select tests.clear_authentication();
-select throws_ok($$ select api.list_statements() $$, '28000', 'a signed-in user is required', 'anonymous callers export nothing');
+select throws_ok($$ select api.list_statements() $$, 'PT401', 'Authentication required', 'anonymous callers export nothing');
+
+-- acting as a service caller
+select tests.authenticate_as_service();
+select throws_ok($$ select api.list_statements() $$, 'PT403', 'Service callers cannot use this endpoint',
+  'a service caller exports no learner''s statements');
 
 select * from finish();
 rollback;

@@ -2,7 +2,7 @@
 -- stable ids, with the changed fields named; the stored digests equal a recount; a trail's
 -- digest differs exactly when its change list is not empty; journeys say so.
 begin;
-select plan(16);
+select plan(17);
 
 select tests.create_user('alice');
 
@@ -112,20 +112,26 @@ select tests.authenticate_as('alice');
 select is(api.enroll_in_trail('b1500000-0000-4000-8000-000000000001') ->> 'content_changed_since_enrollment', 'false',
   'a new enrollment records the current snapshot: nothing changed since');
 
--- acting as anon: content is public, like the snapshot list.
-select tests.clear_authentication();
+-- acting as a service caller: whoever may read snapshots may read their changes.
+select tests.authenticate_as_service();
 select is(
   (api.list_snapshot_changes('a1500000-0000-4000-8000-000000000002', 'a1500000-0000-4000-8000-000000000001') -> 'meta' ->> 'total')::int, 7,
-  'anyone who may read snapshots may read their changes');
+  'a service caller reads changes, as it reads snapshots');
 select throws_ok(
   $$ select api.list_snapshot_changes('a1500000-0000-4000-8000-000000000002', 'a1500000-0000-4000-8000-00000000000f') $$,
-  'P0002', 'since snapshot not found', 'an unknown since is not found');
+  'PT404', 'since snapshot not found', 'an unknown since is not found');
 select throws_ok(
   $$ select api.list_snapshot_changes('a1500000-0000-4000-8000-000000000002', 'a1500000-0000-4000-8000-000000000001', 'nope') $$,
-  'P0002', 'trail not found in either snapshot', 'an unknown trail is not found');
+  'PT404', 'trail not found in either snapshot', 'an unknown trail is not found');
 select throws_ok(
   $$ select api.list_snapshot_changes('a1500000-0000-4000-8000-000000000002', null) $$,
   '22023', 'since is required', 'since is required');
+
+-- acting as anon: snapshots need a JWT or the service secret, and so do their changes.
+select tests.clear_authentication();
+select throws_ok(
+  $$ select api.list_snapshot_changes('a1500000-0000-4000-8000-000000000002', 'a1500000-0000-4000-8000-000000000001') $$,
+  'PT401', 'Authentication required', 'an anonymous caller reads no change list');
 
 select * from finish();
 rollback;
