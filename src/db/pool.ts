@@ -47,7 +47,11 @@ export function createDatabasePool(options: DatabasePoolOptions): DatabasePool {
   const tokenIssuer = options.tokenIssuer ?? 'sparkpath';
   // The start-up parameters missingSettings() looks for, as the server reports them (pg_settings
   // gives statement_timeout in milliseconds).
-  const settings = { statement_timeout: String(options.statementTimeoutMs), 'sparkpath.token_issuer': tokenIssuer };
+  const settings: Record<string, string> = {
+    statement_timeout: String(options.statementTimeoutMs),
+    'sparkpath.token_issuer': tokenIssuer,
+    ...(options.homePage ? { 'sparkpath.home_page': options.homePage } : {}),
+  };
   const open = () =>
     postgres(options.url, {
       max: options.poolMax,
@@ -69,8 +73,7 @@ export function createDatabasePool(options: DatabasePoolOptions): DatabasePool {
       connection: {
         application_name: options.applicationName ?? 'sparkpath-api',
         statement_timeout: options.statementTimeoutMs,
-        'sparkpath.token_issuer': tokenIssuer,
-        ...(options.homePage ? { 'sparkpath.home_page': options.homePage } : {}),
+        ...settings,
       },
     });
   let sql = open();
