@@ -66,13 +66,14 @@ export function r2Script(statements: CapturedStatement[]): string {
 }
 
 /**
- * The dispatched call of a request: `private.dispatch(role, claims, call, args)`, or for snapshot
- * content `private.dispatch_snapshot_read(role, claims, call, args, held_versions)`; both carry
- * the endpoint's api function call and its arguments in the same places.
+ * The dispatched call of a request: `private.dispatch(role, claims, call, args, headers)`, or for
+ * snapshot content `private.dispatch_snapshot_read(role, claims, call, args, held_versions,
+ * headers)`; both carry the endpoint's api function call and its arguments in the same places
+ * (headers, the forwarded X-Service-Auth, is null for the bench's learners and anonymous callers).
  */
 export function lastDispatch(statements: CapturedStatement[]): CapturedStatement | undefined {
   return statements
-    .filter((s) => (s.text.includes('private.dispatch(') && s.params.length === 4) || (s.text.includes('private.dispatch_snapshot_read(') && s.params.length === 5))
+    .filter((s) => (s.text.includes('private.dispatch(') && s.params.length === 5) || (s.text.includes('private.dispatch_snapshot_read(') && s.params.length === 6))
     .at(-1);
 }
 

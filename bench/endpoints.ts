@@ -63,6 +63,9 @@ const query = (params: Record<string, string | number | boolean | undefined>) =>
 /** Only the keys that are set. */
 const defined = (values: Record<string, unknown>) => Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined));
 
+/** Midnight UTC `days` after today, as an ISO timestamp. */
+const daysFromToday = (days: number) => new Date(Math.floor(Date.now() / 86_400_000 + days) * 86_400_000).toISOString();
+
 const DIFFICULTIES = ['beginner', 'intermediate', 'advanced', 'expert'] as const;
 const SEARCH_TYPES = ['spark', 'concept', 'trail', 'domain'] as const;
 
@@ -245,8 +248,49 @@ export const FAMILIES: Family[] = [
     },
   },
   {
+    name: 'learning.next', route: 'GET /user/me/next', group: 'journey',
+    // Each learner across every enrollment first, then one enrolled trail at a time, with a few limits.
+    variants: (f) => distinct(10_000, byRequest, (i) => {
+      const l = learner(f, i);
+      if (!l) return undefined;
+      const round = Math.floor(i / f.learners.length);
+      const enrollment = round === 0 ? undefined : l.enrollments[(round - 1) % Math.max(1, l.enrollments.length)];
+      const trail = enrollment ? f.trailSlugs[f.trailIds.indexOf(enrollment.trailId)] : undefined;
+      const limit = [undefined, 5, 20][round % 3];
+      return get(`/user/me/next${query({ trail, limit })}`, defined({ trail, limit_count: limit }), bearer(l.token));
+    }),
+  },
+  {
+    name: 'learning.reviews', route: 'GET /user/me/reviews', group: 'journey',
+    // Due now (the app's question), then within a week or a month (whole days from today, so
+    // a run's requests repeat), with a few limits.
+    variants: (f) => distinct(10_000, byRequest, (i) => {
+      const l = learner(f, i);
+      if (!l) return undefined;
+      const round = Math.floor(i / f.learners.length);
+      const days = [undefined, 7, 30][round % 3];
+      const due_before = days === undefined ? undefined : daysFromToday(days);
+      const limit = [undefined, 10, 50][Math.floor(round / 3) % 3];
+      return get(`/user/me/reviews${query({ due_before, limit })}`, defined({ due_before, limit_count: limit }), bearer(l.token));
+    }),
+  },
+  {
     name: 'snapshots.current', route: 'GET /snapshots/current', group: 'snapshot',
     variants: (f) => f.learners.map((l) => get('/snapshots/current', {}, bearer(l.token))),
+  },
+  {
+    name: 'snapshots.changes', route: 'GET /snapshots/{id}/changes', group: 'snapshot',
+    // What changed in the current snapshot since an older one (itself when the dataset has one
+    // snapshot; --growth imports a second), mostly for one trail, else the whole catalog by page.
+    variants: (f) => distinct(10_000, byRequest, (i) => {
+      const [current, ...older] = f.snapshotIds;
+      if (!current) return undefined;
+      const r = random(7000 + i);
+      const since = older.length ? pick(older, r) : current;
+      const trail = r() < 0.8 ? pick(f.trailSlugs, r) : undefined;
+      const page = trail ? undefined : 1 + Math.floor(r() * 5);
+      return get(`/snapshots/${current}/changes${query({ since, trail, page })}`, defined({ snapshot_id: current, since, trail, page }), signedIn(f, i));
+    }),
   },
   {
     name: 'auth.session', route: 'GET /auth/session', group: 'auth',

@@ -28,6 +28,8 @@ export interface Fixtures {
   /** The dataset's own words (its search lexicon), shuffled: what search and autocomplete are sent. */
   words: string[];
   learners: BenchLearner[];
+  /** The published and archived snapshots, the current one first: what change lists compare. */
+  snapshotIds: string[];
   /** Sessions for the single-use auth families (refresh, logout), minted per run. */
   sessions: BenchSession[];
 }
@@ -98,6 +100,9 @@ export async function sampleFixtures(sql: postgres.Sql, learnerTokens: string[])
     order by g.slug limit ${HOT_VARIANTS}`).map((r) => r.slug);
   const words = shuffled((await sql<{ word: string }[]>`
     select word from app.search_lexicon where snapshot_id = ${snapshot} and char_length(word) >= 3 and word !~ '^[0-9]+$' order by word`).map((r) => r.word), 23);
+  const snapshotIds = (await sql<{ id: string }[]>`
+    select id from app.snapshots where status in ('published', 'archived')
+    order by (id = ${snapshot}) desc, published_at desc nulls last, id`).map((r) => r.id);
   const ids = learnerTokens.map(tokenUser);
   const enrollments = await sql<{ user_id: string; id: string; trail_id: string }[]>`
     select user_id, id, trail_id from app.enrollments where user_id = any(${ids}::uuid[]) order by user_id, started_at, id`;
@@ -120,6 +125,7 @@ export async function sampleFixtures(sql: postgres.Sql, learnerTokens: string[])
     deepSparkSlugs,
     words,
     learners,
+    snapshotIds,
     sessions: [],
   };
 }

@@ -424,7 +424,8 @@ interface PreparedFamily {
 /** The statements the passthrough server replays for a request: what the API sends on a miss. */
 function replayOf(statement: MixStatement, text: string): ReplayStatement[] {
   const params = [statement.role, statement.claims ?? '', statement.call, statement.args];
-  return [{ text, params: statement.snapshotRead ? [...params, '{}'] : params }];
+  // No forwarded headers: the bench's callers are learners and anonymous ones.
+  return [{ text, params: statement.snapshotRead ? [...params, '{}', null] : [...params, null] }];
 }
 
 const quoteLiteral = (text: string) => `'${text.replaceAll("'", "''")}'`;

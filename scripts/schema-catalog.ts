@@ -72,7 +72,8 @@ export async function buildFromMigrations(adminUrl: string, name: string, dir?: 
 /**
  * The statements that turn database `from` into `to`: @pgkit/migra for tables, columns,
  * constraints, indexes, views, functions, triggers, policies and table privileges, then what
- * migra does not compare: routine privileges and comments. Empty when they agree.
+ * migra does not compare or leaves out: routine and column privileges, view options and comments.
+ * Empty when they agree.
  */
 export async function diffDatabases(fromUrl: string, toUrl: string): Promise<string> {
   const migra = path.join(root, 'node_modules/.bin/migra');
@@ -86,9 +87,66 @@ export async function diffDatabases(fromUrl: string, toUrl: string): Promise<str
     .trim()
     .split(/\n\n+/)
     .filter((statement) => !unchanged.has(statement.trim()));
+  // A view migra writes anew loses its options, whatever they were before.
+  const rewrittenViews = new Set(
+    statements.flatMap((statement) => {
+      const match = /^create (?:or replace )?view "([^"]+)"\."([^"]+)"/im.exec(statement.trim());
+      return match ? [`view ${match[1]}.${match[2]}`] : [];
+    }),
+  );
   const privileges = await routinePrivilegeChanges(fromUrl, toUrl, droppedRoutines(statements));
+  const columnsAndViews = await columnPrivilegeAndViewOptionChanges(fromUrl, toUrl, rewrittenViews);
   const comments = await commentChanges(fromUrl, toUrl);
-  return [statements.join('\n\n'), privileges.join('\n'), comments.join('\n')].filter((part) => part !== '').join('\n\n');
+  return [statements.join('\n\n'), [...privileges, ...columnsAndViews].join('\n'), comments.join('\n')]
+    .filter((part) => part !== '')
+    .join('\n\n');
+}
+
+/**
+ * What migra does not carry besides routine privileges: privileges on columns, and a view's
+ * options (its `create or replace view` drops security_invoker). One statement per grant, revoke
+ * or option that `to` adds or removes, and every option of the views in `rewrittenViews`.
+ */
+async function columnPrivilegeAndViewOptionChanges(fromUrl: string, toUrl: string, rewrittenViews: Set<string>): Promise<string[]> {
+  const facts = async (url: string) => {
+    const sql = postgres(url, { max: 1, onnotice: () => undefined });
+    try {
+      const rows = await sql<{ fact: string; object: string; grant: string; revoke: string }[]>`
+        select pg_catalog.concat_ws(' ', f.privilege, f.target, f.grantee) as fact, f.object,
+               pg_catalog.format('grant %s on %s to %s;', f.privilege, f.target, f.grantee) as grant,
+               pg_catalog.format('revoke %s on %s from %s;', f.privilege, f.target, f.grantee) as revoke
+        from (
+          select pg_catalog.format('%s (%I)', pg_catalog.lower(a.privilege_type), t.attname) as privilege, 'table ' || c.oid::regclass::text as target,
+                 pg_catalog.format('table %s (%I)', c.oid::regclass::text, t.attname) as object,
+                 case when a.grantee = 0 then 'public' else pg_catalog.quote_ident(a.grantee::regrole::text) end as grantee
+          from pg_catalog.pg_attribute t
+          join pg_catalog.pg_class c on c.oid = t.attrelid, lateral pg_catalog.aclexplode(t.attacl) a
+          where c.relnamespace::regnamespace::text = any(${PROJECT_SCHEMAS}) and t.attnum > 0 and not t.attisdropped
+        ) f
+        union all
+        select 'view ' || c.oid::regclass::text || ' ' || o.option, 'view ' || c.oid::regclass::text,
+               pg_catalog.format('alter view %s set (%s);', c.oid::regclass::text, o.option),
+               pg_catalog.format('alter view %s reset (%s);', c.oid::regclass::text, pg_catalog.split_part(o.option, '=', 1))
+        from pg_catalog.pg_class c, lateral pg_catalog.unnest(c.reloptions) o(option)
+        where c.relkind = 'v' and c.relnamespace::regnamespace::text = any(${PROJECT_SCHEMAS})`;
+      // Every column and view, so that nothing is revoked from an object `to` drops.
+      const objects = await sql<{ object: string }[]>`
+        select pg_catalog.format('table %s (%I)', c.oid::regclass::text, t.attname) as object
+        from pg_catalog.pg_attribute t join pg_catalog.pg_class c on c.oid = t.attrelid
+        where c.relnamespace::regnamespace::text = any(${PROJECT_SCHEMAS}) and t.attnum > 0 and not t.attisdropped
+        union all
+        select 'view ' || c.oid::regclass::text
+        from pg_catalog.pg_class c where c.relkind = 'v' and c.relnamespace::regnamespace::text = any(${PROJECT_SCHEMAS})`;
+      return { facts: new Map(rows.map((row) => [row.fact, row])), objects: new Set(objects.map((o) => o.object)) };
+    } finally {
+      await sql.end();
+    }
+  };
+  const [before, after] = await Promise.all([facts(fromUrl), facts(toUrl)]);
+  return [
+    ...[...before.facts].filter(([fact, row]) => !after.facts.has(fact) && after.objects.has(row.object)).map(([, row]) => row.revoke),
+    ...[...after.facts].filter(([fact, row]) => !before.facts.has(fact) || rewrittenViews.has(row.object)).map(([, row]) => row.grant),
+  ].sort();
 }
 
 /** `schema.name` of every routine migra's statements drop (to create again, or for good). */

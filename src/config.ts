@@ -117,6 +117,9 @@ export const configSchema = z
     DEV_USER_ID: optionalText.pipe(z.uuid().optional()),
 
     BODY_LIMIT_BYTES: integer(64 * 1024, 1024, 10 * 1024 * 1024),
+    // The service's public home page: the xAPI export's account homePage and activity ids
+    // (docs/learning.md), passed to the database as the connection setting sparkpath.home_page.
+    PUBLIC_BASE_URL: z.url({ protocol: /^https?$/ }).transform((url) => url.replace(/\/+$/, '')).default('http://localhost:3000'),
 
     // Front ends that may call the API from a browser page of another origin (docs/api.md, CORS).
     // Unset: the local dev servers outside production (DEV_FRONTEND_ORIGINS), none in production.

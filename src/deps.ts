@@ -61,6 +61,7 @@ export function createDependencies(config: Config, databaseUrl: string, options:
       statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
       connectTimeoutSeconds: config.DB_CONNECT_TIMEOUT_S,
       tokenIssuer: config.JWT_ISSUER ?? TOKEN_ISSUER_DEFAULT,
+      homePage: config.PUBLIC_BASE_URL,
       prepare: connectionMode(url, config.DB_PREPARE).prepare,
       applicationName,
     });

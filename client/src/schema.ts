@@ -1708,6 +1708,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/snapshots/{id}/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What changed since another snapshot
+         * @description Entities (categories, domains, trails, concepts, sparks, beacons) added, removed and changed from snapshot `since` to this one, matched by their stable ids, with the changed fields named. With `trail`, only that trail’s own entities (the trail, its concepts, the sparks placed in them, its beacons) in either snapshot. By type, then id. Snapshot content, the same for every caller: an ETag (resolved snapshot + normalised query) and Cache-Control private (no-cache for the current snapshot, max-age=3600 with snapshot_id); If-None-Match answers 304.
+         */
+        get: operations["listSnapshotChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/login": {
         parameters: {
             query?: never;
@@ -2384,6 +2404,90 @@ export interface paths {
          * @description Records that the caller started, completed, mastered or bookmarked a spark of the current snapshot (verbs: GET /metadata learning_verbs). occurred_at defaults to now, may be at most 5 minutes in the future and not before 2000-01-01T00:00:00Z. Retries are safe: the same Idempotency-Key, or the same spark_id + verb + occurred_at, returns the original event with 200 and created=false. Reusing a key for a different event is 409. Requires TRACK_PROGRESS.
          */
         post: operations["recordLearningEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/user/me/next": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What to learn next
+         * @description Sparks of the current snapshot the caller is ready for: not completed or mastered, and every prerequisite completed or mastered (voided events count for nothing). Enrolled trails by most recent activity first, then each trail’s concept and spark order, then difficulty closest to the caller’s recent level. With `trail`, only that trail (enrolled or not). Never cached.
+         */
+        get: operations["listNextSparks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/user/me/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sparks due for review
+         * @description The caller’s review cards due at or before `due_before` (default now), soonest first. Completing or mastering a spark schedules its first review; each review (POST) reschedules it with FSRS-6. Sparks that left the current snapshot wait. Never cached.
+         */
+        get: operations["listDueReviews"];
+        put?: never;
+        /**
+         * Record a review
+         * @description Records how well the caller recalled a spark of the current snapshot (again, hard, good, easy) and reschedules its card. reviewed_at defaults to now, at most 5 minutes ahead and not before 2000-01-01T00:00:00Z. Retries are safe: the same Idempotency-Key, or the same spark and reviewed_at, returns the original review with 200; the same key or time for a different review is 409.
+         */
+        post: operations["recordReview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/user/me/events/{id}/void": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Void a learning event
+         * @description Takes back one of the caller’s learning events: it no longer counts for journeys, the learning path, what next or review scheduling, and the xAPI export shows a voiding statement instead of it. Idempotent (a voided event stays voided, voided_at keeps its first value).
+         */
+        post: operations["voidLearningEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/user/me/statements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller’s learning records as xAPI statements
+         * @description An xAPI 1.0.3 StatementResult of the caller’s learning events, newest stored first: one statement per event, and a voiding statement for each voided event (the voided statement itself is left out, as an LRS does). `since` (exclusive) and `until` (inclusive) bound `stored`; `more` is the relative IRL of the next page, or "". Never cached.
+         */
+        get: operations["listStatements"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -3444,6 +3548,29 @@ export interface components {
             published_at: string | null;
             entity_counts: components["schemas"]["SnapshotEntityCounts"];
         };
+        SnapshotChange: {
+            /** @enum {string} */
+            type: "category" | "domain" | "trail" | "concept" | "spark" | "beacon";
+            /**
+             * Format: uuid
+             * @description The entity id, stable across snapshots
+             * @example 3f1c2d4e-5b6a-4c7d-8e9f-0a1b2c3d4e5f
+             */
+            id: string;
+            slug: string;
+            /** @description A domain’s or category’s name; from the newer snapshot, or the older for a removed entity */
+            title: string;
+            /** @enum {string} */
+            change: "added" | "removed" | "changed";
+            /**
+             * @description For changed: the fields that differ (links and placements included: sparks, prerequisites, links); else null
+             * @example [
+             *       "prerequisites",
+             *       "title"
+             *     ]
+             */
+            fields: string[] | null;
+        };
         SignInResult: {
             user: components["schemas"]["AuthUser"];
             session: components["schemas"]["TokenSet"];
@@ -3551,6 +3678,13 @@ export interface components {
             completed_sparks: number;
             total_sparks: number;
             trail: components["schemas"]["TrailSummary"];
+            /** @description Beyond the spec: the trail (its concepts, sparks, links or beacons) changed between the snapshot current at enrollment and the one this journey is read from */
+            content_changed_since_enrollment: boolean;
+            /**
+             * @description When it changed: the change list, /snapshots/{id}/changes?since=<enrollment snapshot>&trail=<trail id>; else null
+             * @example /snapshots/3f1c2d4e-5b6a-4c7d-8e9f-0a1b2c3d4e5f/changes?since=9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d&trail=1f8f3cf2-a0a1-34a0-957e-60a995ebd7ff
+             */
+            content_changes_url: string | null;
         };
         TrailSummary: {
             /**
@@ -3632,6 +3766,12 @@ export interface components {
              */
             recorded_at: string;
             idempotency_key: string | null;
+            /**
+             * Format: date-time
+             * @description When the learner voided it (POST /user/me/events/{id}/void); a voided event counts for nothing
+             * @example 2026-11-22T10:15:00.123+00:00
+             */
+            voided_at: string | null;
             /** @description true when this request recorded the event (201), false when an earlier identical event was returned (200) */
             created: boolean;
         };
@@ -3648,6 +3788,182 @@ export interface components {
              * @description ISO 8601 with Z or offset; defaults to now; from 2000-01-01T00:00:00Z to now + 5 minutes
              */
             occurred_at?: string;
+        };
+        NextSpark: {
+            /**
+             * Format: uuid
+             * @example 3f1c2d4e-5b6a-4c7d-8e9f-0a1b2c3d4e5f
+             */
+            id: string;
+            slug: string;
+            title: string;
+            /** @enum {string} */
+            difficulty: "beginner" | "intermediate" | "advanced" | "expert";
+            estimated_mins: number;
+            /** @description The trail it is next in (its first enrolled trail by recent activity) */
+            trail: {
+                /**
+                 * Format: uuid
+                 * @example 3f1c2d4e-5b6a-4c7d-8e9f-0a1b2c3d4e5f
+                 */
+                id: string;
+                slug: string;
+                title: string;
+            };
+            /** @description Its concept in that trail */
+            concept: {
+                /**
+                 * Format: uuid
+                 * @example 3f1c2d4e-5b6a-4c7d-8e9f-0a1b2c3d4e5f
+                 */
+                id: string;
+                slug: string;
+                title: string;
+            };
+            /** @description Its prerequisites (all completed), by slug */
+            builds_on: {
+                /**
+                 * Format: uuid
+                 * @example 3f1c2d4e-5b6a-4c7d-8e9f-0a1b2c3d4e5f
+                 */
+                id: string;
+                slug: string;
+                title: string;
+            }[];
+        };
+        DueReview: {
+            spark: {
+                /**
+                 * Format: uuid
+                 * @example 3f1c2d4e-5b6a-4c7d-8e9f-0a1b2c3d4e5f
+                 */
+                id: string;
+                slug: string;
+                title: string;
+                estimated_mins: number;
+            };
+            card: components["schemas"]["ReviewCard"];
+        };
+        ReviewCard: {
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:15:00.123+00:00
+             */
+            due_at: string;
+            /** @description FSRS stability: days until recall probability falls to 90 % */
+            stability: number;
+            /** @description FSRS difficulty, 1 (easy) to 10 (hard) */
+            difficulty: number;
+            /** @description Probability of recall now (FSRS-6 forgetting curve, whole days since the last review) */
+            retrievability: number;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:15:00.123+00:00
+             */
+            last_review_at: string;
+            scheduled_days: number;
+            reps: number;
+            lapses: number;
+        };
+        SparkReview: {
+            /**
+             * Format: uuid
+             * @example 3f1c2d4e-5b6a-4c7d-8e9f-0a1b2c3d4e5f
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @example 3f1c2d4e-5b6a-4c7d-8e9f-0a1b2c3d4e5f
+             */
+            spark_id: string;
+            /** @enum {string} */
+            rating: "again" | "hard" | "good" | "easy";
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:15:00.123+00:00
+             */
+            reviewed_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:15:00.123+00:00
+             */
+            recorded_at: string;
+            idempotency_key: string | null;
+            /** @description true when this request recorded the review (201), false when an earlier identical one was returned (200) */
+            created: boolean;
+            card: components["schemas"]["ReviewCard"] & unknown;
+        };
+        ReviewRequest: {
+            /**
+             * Format: uuid
+             * @example 3f1c2d4e-5b6a-4c7d-8e9f-0a1b2c3d4e5f
+             */
+            spark_id: string;
+            /** @enum {string} */
+            rating: "again" | "hard" | "good" | "easy";
+            /**
+             * Format: date-time
+             * @description ISO 8601 with Z or offset; defaults to now
+             */
+            reviewed_at?: string;
+        };
+        XapiStatementResult: {
+            statements: components["schemas"]["XapiStatement"][];
+            more: string;
+        };
+        XapiStatement: {
+            /**
+             * Format: uuid
+             * @example 3f1c2d4e-5b6a-4c7d-8e9f-0a1b2c3d4e5f
+             */
+            id: string;
+            actor: {
+                /** @enum {string} */
+                objectType: "Agent";
+                account: {
+                    /** Format: uri */
+                    homePage: string;
+                    /** @description The user id */
+                    name: string;
+                };
+            };
+            verb: {
+                /** Format: uri */
+                id: string;
+                display: {
+                    [key: string]: string;
+                };
+            };
+            object: {
+                /** @enum {string} */
+                objectType: "Activity";
+                /**
+                 * Format: uri
+                 * @description <PUBLIC_BASE_URL>/activities/sparks/<spark id>
+                 */
+                id: string;
+                definition: {
+                    /** Format: uri */
+                    type: string;
+                    name?: {
+                        [key: string]: string;
+                    };
+                };
+            } | {
+                /** @enum {string} */
+                objectType: "StatementRef";
+                /**
+                 * Format: uuid
+                 * @example 3f1c2d4e-5b6a-4c7d-8e9f-0a1b2c3d4e5f
+                 */
+                id: string;
+            };
+            /** Format: date-time */
+            timestamp: string;
+            /** Format: date-time */
+            stored: string;
+            /** @enum {string} */
+            version: "1.0.3";
         };
         SearchSuggestions: {
             suggestions: {
@@ -3788,6 +4104,123 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listSnapshotChanges: {
+        parameters: {
+            query: {
+                /** @description The snapshot to compare from (any status) */
+                since: string;
+                /** @description A trail slug or id (in either snapshot) */
+                trail?: string;
+                page?: number;
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of changes */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @example 3f1c2d4e-5b6a-4c7d-8e9f-0a1b2c3d4e5f
+                         */
+                        snapshot_id: string;
+                        /**
+                         * Format: uuid
+                         * @example 3f1c2d4e-5b6a-4c7d-8e9f-0a1b2c3d4e5f
+                         */
+                        since: string;
+                        /**
+                         * Format: uuid
+                         * @example 3f1c2d4e-5b6a-4c7d-8e9f-0a1b2c3d4e5f
+                         */
+                        trail_id: string | null;
+                        data: components["schemas"]["SnapshotChange"][];
+                        meta: components["schemas"]["PaginationMeta"];
+                    };
+                };
+            };
+            /** @description Not modified: the If-None-Match tag still names this response (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description VALIDATION_ERROR: a parameter is invalid; details.issues names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: credentials are required here, or a bearer token was presented and is invalid or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller lacks READ_PUBLIC_CONTENT */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no snapshot has this id or the since id, or the trail is in neither */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: too many requests; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure (no internals are disclosed) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listUserJourneys: {
         parameters: {
             query?: {
@@ -4122,6 +4555,465 @@ export interface operations {
             };
             /** @description CONFLICT: the Idempotency-Key was already used for a different event */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: too many requests; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure (no internals are disclosed) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listNextSparks: {
+        parameters: {
+            query?: {
+                /** @description A trail slug of the current snapshot; default: every enrolled trail */
+                trail?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ready sparks, best first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["NextSpark"][];
+                        meta: {
+                            limit: number;
+                            /** @description Mean difficulty (beginner 1 … expert 4) of the 10 sparks completed most recently; 1 when none */
+                            recent_level: number;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a parameter is invalid; details.issues names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: the bearer token is missing, invalid or expired (the access-token cookie alone is not accepted: details.reason bearer_required) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: service callers (and callers without the permission) cannot use /user/me */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no trail of the current snapshot has this slug */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: too many requests; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure (no internals are disclosed) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listDueReviews: {
+        parameters: {
+            query?: {
+                /** @description ISO 8601 with Z or offset; default now */
+                due_before?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The due reviews */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DueReview"][];
+                        meta: {
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T10:15:00.123+00:00
+                             */
+                            due_before: string;
+                            limit: number;
+                            /** @description Every card due by then */
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a parameter is invalid; details.issues names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: the bearer token is missing, invalid or expired (the access-token cookie alone is not accepted: details.reason bearer_required) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: service callers (and callers without the permission) cannot use /user/me */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: too many requests; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure (no internals are disclosed) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    recordReview: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Client-chosen key, unique per user; 1-200 characters */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReviewRequest"];
+            };
+        };
+        responses: {
+            /** @description Already recorded: the original review */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SparkReview"];
+                };
+            };
+            /** @description Recorded */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SparkReview"];
+                };
+            };
+            /** @description VALIDATION_ERROR: a parameter is invalid; details.issues names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: the bearer token is missing, invalid or expired (the access-token cookie alone is not accepted: details.reason bearer_required) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: service callers (and callers without the permission) cannot use /user/me */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: the spark is not in the current snapshot */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT: the Idempotency-Key, or the spark and reviewed_at, were already used for a different review */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: too many requests; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure (no internals are disclosed) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    voidLearningEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The voided event (created is false) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LearningEvent"];
+                };
+            };
+            /** @description VALIDATION_ERROR: a parameter is invalid; details.issues names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: the bearer token is missing, invalid or expired (the access-token cookie alone is not accepted: details.reason bearer_required) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: service callers (and callers without the permission) cannot use /user/me */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no learning event of the caller has this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: too many requests; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure (no internals are disclosed) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listStatements: {
+        parameters: {
+            query?: {
+                since?: string;
+                until?: string;
+                /** @description Statements per page; 0 means the maximum, 500 */
+                limit?: number;
+                /** @description Where the previous page ended (from its `more` link) */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The statements */
+            200: {
+                headers: {
+                    "X-Experience-API-Version"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["XapiStatementResult"];
+                };
+            };
+            /** @description VALIDATION_ERROR: a parameter is invalid; details.issues names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: the bearer token is missing, invalid or expired (the access-token cookie alone is not accepted: details.reason bearer_required) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: service callers (and callers without the permission) cannot use /user/me */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -68,11 +68,20 @@ export type Database = {
 "list_domains":
 { Args: { "page"?: number,"per_page"?: number,"snapshot_id"?: string }; Returns: Json
                            },
+"list_due_reviews":
+{ Args: { "due_before"?: string,"limit_count"?: number }; Returns: Json
+                           },
+"list_next_sparks":
+{ Args: { "limit_count"?: number,"trail"?: string }; Returns: Json
+                           },
 "list_related_domains":
 { Args: { "related_limit"?: number,"slug": string,"snapshot_id"?: string }; Returns: Json
                            },
 "list_search_suggestions":
 { Args: { "limit_count"?: number,"q": string,"snapshot_id"?: string }; Returns: Json
+                           },
+"list_snapshot_changes":
+{ Args: { "page"?: number,"per_page"?: number,"since": string,"snapshot_id": string,"trail"?: string }; Returns: Json
                            },
 "list_snapshots":
 { Args: { "page"?: number,"per_page"?: number,"status"?: string }; Returns: Json
@@ -80,17 +89,26 @@ export type Database = {
 "list_spark_links":
 { Args: { "direction"?: string,"page"?: number,"per_page"?: number,"snapshot_id"?: string,"spark"?: string,"type"?: string }; Returns: Json
                            },
+"list_statements":
+{ Args: { "cursor"?: string,"limit_count"?: number,"since"?: string,"until"?: string }; Returns: Json
+                           },
 "list_user_journeys":
 { Args: { "sort"?: string,"status"?: string }; Returns: Json
                            },
 "record_learning_event":
 { Args: { "idempotency_key"?: string,"occurred_at"?: string,"spark_id": string,"verb": string }; Returns: Json
                            },
+"record_review":
+{ Args: { "idempotency_key"?: string,"rating": string,"reviewed_at"?: string,"spark_id": string }; Returns: Json
+                           },
 "resolve_snapshot":
 { Args: { "for_function"?: string,"snapshot_id"?: string }; Returns: Json
                            },
 "search_content":
 { Args: { "difficulty"?: string,"page"?: number,"per_page"?: number,"q": string,"snapshot_id"?: string,"type"?: string }; Returns: Json
+                           },
+"void_learning_event":
+{ Args: { "id": string }; Returns: Json
                            }
           }
           Enums: {

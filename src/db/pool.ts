@@ -15,6 +15,8 @@ export interface DatabasePoolOptions {
    * issuers sharing the secret (Supabase Auth) are not session-bound here.
    */
   tokenIssuer?: string;
+  /** The service's public home page, which the xAPI export names (setting sparkpath.home_page). */
+  homePage?: string;
   /** Shown in pg_stat_activity; a read replica's pool says so (default `sparkpath-api`). */
   applicationName?: string;
   /** Named prepared statements; off behind a transaction pooler (connection-mode.ts). Default true. */
@@ -45,7 +47,11 @@ export function createDatabasePool(options: DatabasePoolOptions): DatabasePool {
   const tokenIssuer = options.tokenIssuer ?? 'sparkpath';
   // The start-up parameters missingSettings() looks for, as the server reports them (pg_settings
   // gives statement_timeout in milliseconds).
-  const settings = { statement_timeout: String(options.statementTimeoutMs), 'sparkpath.token_issuer': tokenIssuer };
+  const settings: Record<string, string> = {
+    statement_timeout: String(options.statementTimeoutMs),
+    'sparkpath.token_issuer': tokenIssuer,
+    ...(options.homePage ? { 'sparkpath.home_page': options.homePage } : {}),
+  };
   const open = () =>
     postgres(options.url, {
       max: options.poolMax,
@@ -67,7 +73,7 @@ export function createDatabasePool(options: DatabasePoolOptions): DatabasePool {
       connection: {
         application_name: options.applicationName ?? 'sparkpath-api',
         statement_timeout: options.statementTimeoutMs,
-        'sparkpath.token_issuer': tokenIssuer,
+        ...settings,
       },
     });
   let sql = open();

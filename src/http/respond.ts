@@ -30,3 +30,14 @@ export function sendJsonText<S extends ContentfulStatusCode = 200>(
 export function sendJsonText(c: Context, body: string, status: ContentfulStatusCode = 200, headers: Record<string, string> = {}): Response {
   return c.body(body, status, { 'Content-Type': JSON_TYPE, ...headers });
 }
+
+/**
+ * Sends a write's JSON text with 201 when the body says this request created the row
+ * (`"created": true`), else 200 (the row already existed: a retry or an idempotent repeat).
+ *
+ * @example
+ *   return sendCreatedOrExisting(c, await c.var.services.rpc.call('enroll_in_trail', { trail_id }, c.var.context.db));
+ */
+export function sendCreatedOrExisting(c: Context, body: string) {
+  return (JSON.parse(body) as { created?: unknown }).created === true ? sendJsonText(c, body, 201) : sendJsonText(c, body, 200);
+}

@@ -210,12 +210,14 @@ begin
          -- GET /auth/session never refuses: credentials it cannot accept read as "not signed in".
          'get_session' then
       audience := 'anyone'; permission := 'READ_PUBLIC_CONTENT';
-    when 'list_snapshots', 'get_current_snapshot', 'get_snapshot', 'search_content', 'list_search_suggestions',
-         'get_spark_graph', 'list_spark_links' then
+    when 'list_snapshots', 'get_current_snapshot', 'get_snapshot', 'list_snapshot_changes', 'search_content',
+         'list_search_suggestions', 'get_spark_graph', 'list_spark_links' then
       audience := 'signed_in_or_service'; permission := 'READ_PUBLIC_CONTENT';
     when 'get_learning_path' then
       audience := 'signed_in'; permission := 'READ_PUBLIC_CONTENT';
-    when 'list_user_journeys', 'get_user_journey', 'record_learning_event' then
+    when 'list_user_journeys', 'get_user_journey', 'record_learning_event', 'void_learning_event',
+         -- Beyond the spec (12-learning.sql): about one learner's progress, as journeys are.
+         'list_next_sparks', 'list_due_reviews', 'record_review', 'list_statements' then
       audience := 'signed_in'; permission := 'TRACK_PROGRESS';
     when 'enroll_in_trail' then
       audience := 'signed_in'; permission := 'CREATE_JOURNEY';

@@ -673,7 +673,8 @@ grant execute on function api.get_spark_graph(text,text,integer,uuid) to anon, a
 -- api.get_learning_path
 -- Purpose: what to study, in order, to reach a target spark.
 -- Params:  target (spark slug); skip_mastered (default true): leave out sparks the caller has a
---          `mastered` learning event for (anonymous callers have none); snapshot_id (optional).
+--          `mastered` learning event for, not voided (anonymous callers have none); snapshot_id
+--          (optional).
 -- Returns: {target_id, path: [{slug,title,estimated_mins}], total_mins, skipped_count}.
 --          path holds every prerequisite ancestor of the target (transitively) and the target.
 --          Order: Kahn's algorithm in rounds. Round 0 holds the sparks with no prerequisite in
@@ -727,7 +728,7 @@ begin
      and pg_catalog.has_table_privilege('app.learning_events', 'select') then
     select coalesce(pg_catalog.array_agg(distinct e.spark_id), '{}') into mastered
     from app.learning_events e
-    where e.user_id = caller and e.verb = 'mastered' and e.spark_id = any (ids);
+    where e.user_id = caller and e.verb = 'mastered' and e.spark_id = any (ids) and e.voided_at is null;
   end if;
 
   select pg_catalog.json_build_object(

@@ -13,6 +13,8 @@ create table app.enrollments (
   user_id uuid default auth.uid() not null,
   trail_id uuid not null,
   started_at timestamp with time zone default now() not null,
+  -- The snapshot current when the learner enrolled: what "the trail changed since" compares to.
+  snapshot_id uuid default private.resolve_snapshot_id(null) references app.snapshots (id) on delete set null,
   constraint enrollments_user_id_trail_id_key unique (user_id, trail_id),
   constraint enrollments_started_at_in_bounds
     check (started_at >= '2000-01-01 00:00:00+00'::timestamp with time zone and started_at < 'infinity'::timestamp with time zone)
@@ -35,6 +37,8 @@ create table app.learning_events (
   occurred_at timestamp with time zone default now() not null,
   recorded_at timestamp with time zone default now() not null,
   idempotency_key text check ((length(idempotency_key) >= 1) and (length(idempotency_key) <= 200)),
+  -- Set once by api.void_learning_event: a voided event no longer counts for progress.
+  voided_at timestamp with time zone,
   constraint learning_events_natural_key unique (user_id, spark_id, verb, occurred_at),
   constraint learning_events_user_id_idempotency_key_key unique (user_id, idempotency_key),
   -- The bounds api.record_learning_event reports field by field (22023): not before 2000, at
@@ -51,12 +55,18 @@ create policy "learners read their own events" on app.learning_events
 create policy "learners record their own events" on app.learning_events
   for insert to authenticated
   with check (user_id = (select auth.uid()));
+create policy "learners void their own events" on app.learning_events
+  for update to authenticated
+  using (user_id = (select auth.uid()) and voided_at is null)
+  with check (user_id = (select auth.uid()) and voided_at is not null);
 grant select on app.learning_events to authenticated;
 grant insert (spark_id, verb, occurred_at, idempotency_key) on app.learning_events to authenticated;
+grant update (voided_at) on app.learning_events to authenticated;
 
 -- private.require_current_content
--- Purpose: the rule that a new enrollment names a trail, and a new learning event a spark, of the
---          current (published) snapshot: a trigger on both tables, so every writer meets it.
+-- Purpose: the rule that a new enrollment names a trail, and a new learning event (or spark
+--          review, 12-learning.sql) a spark, of the current (published) snapshot: a trigger on
+--          each table, so every writer meets it.
 -- Errors:  PT404 (trail not found | spark not found) when it is not in the current snapshot, or
 --          nothing is published.
 create or replace function private.require_current_content()
@@ -79,7 +89,7 @@ begin
 end
 $$;
 comment on function private.require_current_content() is
-  'Trigger: a new enrollment''s trail, or a new learning event''s spark, must be in the current snapshot (PT404 otherwise).';
+  'Trigger: a new enrollment''s trail, or a new learning event''s or spark review''s spark, must be in the current snapshot (PT404 otherwise).';
 
 create trigger enrollments_trail_is_current
   before insert on app.enrollments
@@ -165,7 +175,7 @@ grant execute on function private.journey_status(integer, integer, integer) to a
 
 -- private.caller_spark_states
 -- Purpose: the caller's progress on each spark they have events on, whichever trail the events
---          were recorded from (progress belongs to the spark).
+--          were recorded from (progress belongs to the spark). Voided events do not count.
 -- Returns: (spark_id, completed_at: the first completed or mastered event, started: a started
 --          event exists, last_event_at: the latest event of any verb).
 create or replace function private.caller_spark_states()
@@ -180,7 +190,7 @@ as $$
     pg_catalog.bool_or(le.verb = 'started'),
     pg_catalog.max(le.occurred_at)
   from app.learning_events le
-  where le.user_id = (select auth.uid())
+  where le.user_id = (select auth.uid()) and le.voided_at is null
   group by le.spark_id
 $$;
 comment on function private.caller_spark_states() is
@@ -250,7 +260,8 @@ comment on view app.journey_sparks is
 grant select on app.journey_sparks to authenticated;
 
 -- Per-spark progress of the enrollment's owner, from their learning events on that spark
--- (whenever and from whichever trail they were recorded: progress belongs to the spark).
+-- (whenever and from whichever trail they were recorded: progress belongs to the spark; voided
+-- events do not count).
 --   completed    a completed or mastered event exists; completed_at is the earliest of them
 --   in_progress  otherwise, a started event exists
 --   not_started  otherwise (bookmarked alone does not change progress)
@@ -276,7 +287,7 @@ cross join lateral (
     coalesce(pg_catalog.bool_or(le.verb = 'started'), false) as started,
     pg_catalog.max(le.occurred_at) as last_event_at
   from app.learning_events le
-  where le.user_id = js.user_id and le.spark_id = js.spark_id
+  where le.user_id = js.user_id and le.spark_id = js.spark_id and le.voided_at is null
 ) p;
 comment on view app.journey_spark_progress is
   'Per spark of each visible enrollment: not_started | in_progress (started) | completed (completed or mastered), with completed_at and the last event time.';
@@ -338,7 +349,8 @@ comment on view app.journey_progress is
 grant select on app.journey_progress to authenticated;
 
 -- private.journey_list_item: the UserJourneyListItem document of one journey_progress row; the
--- journey reads build theirs with it too.
+-- journey reads build theirs with it too. Beyond the spec's fields it says whether the trail
+-- changed since the learner enrolled (private.journey_content_changes).
 create or replace function private.journey_list_item(journey app.journey_progress)
 returns jsonb
 language sql
@@ -361,8 +373,12 @@ as $$
       'title', (journey).trail_title,
       'slug', (journey).trail_slug,
       'difficulty_level', (journey).trail_difficulty_level))
+    || private.journey_content_changes(e.snapshot_id, (journey).snapshot_id, (journey).trail_id)
+  from (select) one
+  left join app.enrollments e on e.id = (journey).id
 $$;
-comment on function private.journey_list_item(app.journey_progress) is 'UserJourneyListItem JSON for one app.journey_progress row.';
+comment on function private.journey_list_item(app.journey_progress) is
+  'UserJourneyListItem JSON for one app.journey_progress row, with content_changed_since_enrollment and content_changes_url.';
 grant execute on function private.journey_list_item(app.journey_progress) to anon, authenticated;
 
 -- private.learning_event_json: the LearningEvent document of one event row.
@@ -380,6 +396,7 @@ as $$
     'occurred_at', (event).occurred_at,
     'recorded_at', (event).recorded_at,
     'idempotency_key', (event).idempotency_key,
+    'voided_at', (event).voided_at,
     'created', learning_event_json.created)
 $$;
 comment on function private.learning_event_json(app.learning_events,boolean) is
@@ -408,6 +425,61 @@ $$;
 comment on function private.require_user() is
   'auth.uid() of the caller; raises PT401 (UNAUTHORIZED) when the request carries no user.';
 grant execute on function private.require_user() to anon, authenticated;
+
+-- private.require_idempotency_key: raises 22023 unless a client's idempotency key is null or
+-- 1 to 200 characters (learning events and reviews alike).
+create or replace function private.require_idempotency_key(value text)
+returns void
+language plpgsql
+immutable
+set search_path = ''
+as $$
+begin
+  if require_idempotency_key.value is not null and pg_catalog.length(require_idempotency_key.value) not between 1 and 200 then
+    raise exception using
+      errcode = '22023', message = 'idempotency_key must be 1 to 200 characters',
+      detail = pg_catalog.jsonb_build_object('field', 'idempotency_key')::text;
+  end if;
+end
+$$;
+comment on function private.require_idempotency_key(text) is
+  'Raises 22023 unless an idempotency key is null or 1-200 characters.';
+grant execute on function private.require_idempotency_key(text) to anon, authenticated;
+
+-- private.require_learning_time
+-- Purpose: when a learner says something happened (an event, a review): null means now; at
+--          most 5 minutes ahead of the server clock (client clock skew); not before
+--          2000-01-01T00:00:00Z (a fixed bound, so a request is valid or invalid forever).
+-- Returns: the time to record. Errors: 22023 naming the field.
+create or replace function private.require_learning_time(field text, value timestamp with time zone)
+returns timestamp with time zone
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  chosen constant timestamptz := coalesce(require_learning_time.value, pg_catalog.now());
+begin
+  if chosen > pg_catalog.now() + interval '5 minutes' then
+    raise exception using
+      errcode = '22023',
+      message = pg_catalog.format('%s must not be in the future (5 minutes of clock skew allowed)', require_learning_time.field),
+      detail = pg_catalog.jsonb_build_object('field', require_learning_time.field, 'value', chosen,
+        'max', pg_catalog.now() + interval '5 minutes')::text;
+  end if;
+  if chosen < timestamptz '2000-01-01 00:00:00+00' then
+    raise exception using
+      errcode = '22023',
+      message = pg_catalog.format('%s must not be before 2000-01-01T00:00:00Z', require_learning_time.field),
+      detail = pg_catalog.jsonb_build_object('field', require_learning_time.field, 'value', chosen,
+        'min', timestamptz '2000-01-01 00:00:00+00')::text;
+  end if;
+  return chosen;
+end
+$$;
+comment on function private.require_learning_time(text,timestamp with time zone) is
+  'The time a learner reports (null = now), or 22023 naming the field when it is more than 5 minutes ahead or before 2000-01-01.';
+grant execute on function private.require_learning_time(text,timestamp with time zone) to anon, authenticated;
 
 -- api.record_learning_event
 -- Purpose: record that the caller started, completed, mastered or bookmarked a spark.
@@ -448,12 +520,7 @@ begin
       detail = pg_catalog.jsonb_build_object('field', 'verb', 'value', record_learning_event.verb,
         'allowed', (select pg_catalog.jsonb_agg(v.value order by v.sort_order) from app.learning_verbs v))::text;
   end if;
-  if record_learning_event.idempotency_key is not null
-     and pg_catalog.length(record_learning_event.idempotency_key) not between 1 and 200 then
-    raise exception using
-      errcode = '22023', message = 'idempotency_key must be 1 to 200 characters',
-      detail = pg_catalog.jsonb_build_object('field', 'idempotency_key')::text;
-  end if;
+  perform private.require_idempotency_key(record_learning_event.idempotency_key);
 
   -- A retry with the same key returns the original event, before any check that could have
   -- changed since (the spark may have left the current snapshot meanwhile).
@@ -475,21 +542,7 @@ begin
     end if;
   end if;
 
-  event_time := coalesce(record_learning_event.occurred_at, pg_catalog.now());
-  if event_time > pg_catalog.now() + interval '5 minutes' then
-    raise exception using
-      errcode = '22023',
-      message = 'occurred_at must not be in the future (5 minutes of clock skew allowed)',
-      detail = pg_catalog.jsonb_build_object('field', 'occurred_at', 'value', event_time,
-        'max', pg_catalog.now() + interval '5 minutes')::text;
-  end if;
-  if event_time < timestamptz '2000-01-01 00:00:00+00' then
-    raise exception using
-      errcode = '22023',
-      message = 'occurred_at must not be before 2000-01-01T00:00:00Z',
-      detail = pg_catalog.jsonb_build_object('field', 'occurred_at', 'value', event_time,
-        'min', timestamptz '2000-01-01 00:00:00+00')::text;
-  end if;
+  event_time := private.require_learning_time('occurred_at', record_learning_event.occurred_at);
 
   -- user_id defaults to auth.uid(); the insert policy checks it, and the trigger
   -- learning_events_spark_is_current that the spark is in the current snapshot (PT404). Conflicts

@@ -1,6 +1,7 @@
 -- The rules of the journey tables hold for any writer, not only through the api functions: a
 -- row the API would refuse cannot be written by SQL either, by a learner acting directly on the
--- tables or by the owner. They are the only tables a request role may write.
+-- tables or by the owner. They, and the learners' spark reviews (whose rules pgTAP 61 proves the
+-- same way), are the only tables a request role may write.
 begin;
 select plan(22);
 
@@ -25,7 +26,7 @@ insert into app.sparks (snapshot_id, id, slug, title, difficulty, estimated_mins
   ('06000000-0000-4000-8000-000000000002', '06300000-0000-4000-8000-000000000002', 'gone-spark', 'Gone spark', 'beginner', 5);
 
 -- ---------------------------------------------------------------------------------------------
--- Only the journey tables are writable by a request role
+-- Only the journey tables (and spark reviews) are writable by a request role
 -- ---------------------------------------------------------------------------------------------
 select is(
   (select array_agg(distinct c.oid::regclass::text order by c.oid::regclass::text)
@@ -35,8 +36,8 @@ select is(
    where c.relnamespace = 'app'::regnamespace and c.relkind in ('r', 'p', 'v')
      and (has_table_privilege(r, c.oid, p)
           or (p in ('insert', 'update') and has_any_column_privilege(r, c.oid, p)))),
-  array['app.enrollments', 'app.learning_events'],
-  'request roles write only enrollments and learning events');
+  array['app.enrollments', 'app.learning_events', 'app.spark_reviews'],
+  'request roles write only enrollments, learning events and spark reviews');
 select ok(
   not has_column_privilege('authenticated', 'app.enrollments', 'user_id', 'insert')
   and not has_column_privilege('authenticated', 'app.enrollments', 'started_at', 'insert')

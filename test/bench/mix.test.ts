@@ -16,7 +16,8 @@ async function fixtures(): Promise<Fixtures> {
     sparkSlugs: Array.from({ length: 300 }, (_, i) => `spark-${i}`),
     deepSparkSlugs: ['spark-7'],
     words: ['testing', 'recursion', 'building', 'practical', 'patterns', 'models', 'habits'],
-    learners: tokens.map((t, i) => ({ id: `l${i}`, token: t, enrollments: [{ id: `e${i}`, trailId: 't' }], sparkIds: ['s1', 's2'] })),
+    learners: tokens.map((t, i) => ({ id: `l${i}`, token: t, enrollments: [{ id: `e${i}`, trailId: '10000000-0000-4000-8000-000000000001' }], sparkIds: ['s1', 's2'] })),
+    snapshotIds: ['a0000000-0000-4000-8000-000000000002', 'a0000000-0000-4000-8000-000000000001'],
     sessions: [],
   };
 }

@@ -82,4 +82,26 @@ grant execute on function api.count_difficulty_levels() to anon, authenticated;
 
     expect(await writeSchemaDiff({ name: 'again', schemasDir, migrationsDir, adminUrl })).toBeUndefined();
   }, 2 * DIFF_TIMEOUT_MS);
+
+  it('carries what migra leaves out besides routine privileges: a column grant, and the options of a view it rewrites', async () => {
+    const { schemasDir, migrationsDir } = await copies();
+    const journeys = path.join(schemasDir, '08-journeys.sql');
+    const text = await readFile(journeys, 'utf8');
+    const changed = text
+      .replace('where le.user_id = js.user_id and le.spark_id = js.spark_id and le.voided_at is null\n) p;',
+               'where le.user_id = js.user_id and le.spark_id = js.spark_id and le.voided_at is null and le.verb <> \'\'\n) p;')
+      .concat(`
+grant update (recorded_at) on app.learning_events to authenticated;
+`);
+    expect(changed).not.toBe(text);
+    await writeFile(journeys, changed);
+    const adminUrl = inject('adminDatabaseUrl');
+
+    const file = await writeSchemaDiff({ name: 'probe', schemasDir, migrationsDir, adminUrl });
+    const migration = await readFile(file!, 'utf8');
+    expect(migration).toMatch(/create or replace view "app"."journey_spark_progress"/i);
+    expect(migration).toContain('alter view app.journey_spark_progress set (security_invoker=true);');
+    expect(migration).toContain('grant update (recorded_at) on table app.learning_events to authenticated;');
+    expect(await writeSchemaDiff({ name: 'again', schemasDir, migrationsDir, adminUrl })).toBeUndefined();
+  }, 2 * DIFF_TIMEOUT_MS);
 });

@@ -66,8 +66,13 @@ describe.skipIf(!hasPgbouncer)('behind a transaction pooler', () => {
         missing: [
           { name: 'statement_timeout', expected: '5000', actual: '0' },
           { name: 'sparkpath.token_issuer', expected: 'https://api.example.com', actual: null },
+          { name: 'sparkpath.home_page', expected: 'http://localhost:3000', actual: null },
         ],
-        fix: [`alter role current_user set "statement_timeout" = '5000'`, `alter role current_user set "sparkpath.token_issuer" = 'https://api.example.com'`],
+        fix: [
+          `alter role current_user set "statement_timeout" = '5000'`,
+          `alter role current_user set "sparkpath.token_issuer" = 'https://api.example.com'`,
+          `alter role current_user set "sparkpath.home_page" = 'http://localhost:3000'`,
+        ],
       });
       const domains = await fetch(`${server.baseUrl}/discovery/domains`);
       expect(domains.status).toBe(200);
@@ -116,13 +121,14 @@ describe.skipIf(!hasPgbouncer)('behind a transaction pooler', () => {
       }
     };
     const [plain, fixed] = [await emptyDatabase(), await emptyDatabase()];
-    expect(await missing(plain)).toEqual(['statement_timeout', 'sparkpath.token_issuer']);
+    expect(await missing(plain)).toEqual(['statement_timeout', 'sparkpath.token_issuer', 'sparkpath.home_page']);
     // The fix the start-up warning gives, scoped to one database so no other test sees it; made
     // before the pooler's first server connection to it, since role settings apply at login.
     const direct = postgres(fixed, { max: 1, onnotice: () => undefined });
     const database = new URL(fixed).pathname.slice(1);
     await direct.unsafe(`alter role current_user in database ${database} set statement_timeout = '5000'`);
     await direct.unsafe(`alter role current_user in database ${database} set "sparkpath.token_issuer" = 'sparkpath'`);
+    await direct.unsafe(`alter role current_user in database ${database} set "sparkpath.home_page" = 'http://localhost:3000'`);
     await direct.end();
     expect(await missing(fixed)).toEqual([]);
   });

@@ -95,10 +95,12 @@ export async function createTestApp(
   if (settings.DATA_API === 'supabase' && !settings.DATA_API_URL) {
     const planned = loadConfig({ ...settings, DATA_API: 'postgres' });
     const anonKey = planned.SUPABASE_ANON_KEY ?? (await supabaseKey('anon', planned.SUPABASE_JWT_SECRET ?? TEST_JWT_SECRET));
-    // What docs/supabase.md (section 7) has a deployment with an issuer of its own run once.
-    if (planned.JWT_ISSUER) {
-      await db.sql.unsafe(`alter role authenticator in database ${db.sql.options.database} set "sparkpath.token_issuer" = '${planned.JWT_ISSUER.replaceAll("'", "''")}'`);
-    }
+    // What docs/supabase.md (section 7) has a deployment with an issuer of its own, or a public
+    // home page of its own (the xAPI export's), run once.
+    const setOnAuthenticator = (name: string, value: string) =>
+      db.sql.unsafe(`alter role authenticator in database ${db.sql.options.database} set "${name}" = '${value.replaceAll("'", "''")}'`);
+    if (planned.JWT_ISSUER) await setOnAuthenticator('sparkpath.token_issuer', planned.JWT_ISSUER);
+    if (settings.PUBLIC_BASE_URL) await setOnAuthenticator('sparkpath.home_page', planned.PUBLIC_BASE_URL);
     dataApi = await startPostgrest({
       databaseUrl: authenticatorUrl(db.url),
       jwtSecret: planned.SUPABASE_JWT_SECRET,

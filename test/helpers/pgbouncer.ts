@@ -41,7 +41,7 @@ export async function startPgbouncer(serverUrl: string): Promise<Pgbouncer> {
     'max_client_conn = 200',
     'server_reset_query = DEALLOCATE ALL',
     'server_reset_query_always = 1',
-    'ignore_startup_parameters = extra_float_digits,statement_timeout,sparkpath.token_issuer',
+    'ignore_startup_parameters = extra_float_digits,statement_timeout,sparkpath.token_issuer,sparkpath.home_page',
     `logfile = ${path.join(dir, 'pgbouncer.log')}`,
     '',
   ].join('\n'));

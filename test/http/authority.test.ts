@@ -92,6 +92,7 @@ describe('who may call what: the HTTP API, its dispatcher and PostgREST agree', 
   let anonKey: string;
   const callers = {} as Record<Caller, CallerCredentials>;
   const enrollments = new Map<string, string>();
+  const events = new Map<string, string>();
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -133,6 +134,10 @@ describe('who may call what: the HTTP API, its dispatcher and PostgREST agree', 
       if (!caller.userId) continue;
       const [row] = await t.db.sql<{ id: string }[]>`insert into app.enrollments (user_id, trail_id) values (${caller.userId}, ${c.id('trail', 'sql')}) returning id`;
       enrollments.set(caller.userId, row.id);
+      // ...and a learning event of theirs, for POST /user/me/events/{id}/void.
+      const [event] = await t.db.sql<{ id: string }[]>`
+        insert into app.learning_events (user_id, spark_id, verb) values (${caller.userId}, ${c.id('spark', 'select-star')}, 'bookmarked') returning id`;
+      events.set(caller.userId, event.id);
     }
   });
   afterAll(async () => {
@@ -157,6 +162,11 @@ describe('who may call what: the HTTP API, its dispatcher and PostgREST agree', 
     'GET /snapshots': { audience: 'jwt_or_service', method: 'GET', request: () => ({ path: '/snapshots', rpc: call('list_snapshots', {}) }) },
     'GET /snapshots/current': { audience: 'jwt_or_service', method: 'GET', request: () => ({ path: '/snapshots/current', rpc: call('get_current_snapshot', {}) }) },
     'GET /snapshots/{id}': { audience: 'jwt_or_service', method: 'GET', request: () => ({ path: `/snapshots/${c.snapshotId}`, rpc: call('get_snapshot', { id: c.snapshotId }) }) },
+    'GET /snapshots/{id}/changes': {
+      audience: 'jwt_or_service',
+      method: 'GET',
+      request: () => ({ path: `/snapshots/${c.snapshotId}/changes?since=${c.snapshotId}`, rpc: read('list_snapshot_changes', { snapshot_id: c.snapshotId, since: c.snapshotId }) }),
+    },
     'GET /search': { audience: 'jwt_or_service', method: 'GET', request: () => ({ path: '/search?q=select', rpc: read('search_content', { q: 'select' }) }) },
     'GET /search/autocomplete': { audience: 'jwt_or_service', method: 'GET', request: () => ({ path: '/search/autocomplete?q=se', rpc: read('list_search_suggestions', { q: 'se' }) }) },
     'GET /graph/sparks/{slug}': { audience: 'jwt_or_service', method: 'GET', request: () => ({ path: '/graph/sparks/joins', rpc: read('get_spark_graph', { slug: 'joins' }) }) },
@@ -185,6 +195,31 @@ describe('who may call what: the HTTP API, its dispatcher and PostgREST agree', 
         rpc: call('record_learning_event', { spark_id: c.id('spark', 'joins'), verb: 'started' }),
       }),
     },
+    'POST /user/me/events/{id}/void': {
+      audience: 'learner',
+      method: 'POST',
+      request: (caller) => {
+        const id = (caller.userId && events.get(caller.userId)) || randomUUID();
+        return { path: `/user/me/events/${id}/void`, rpc: call('void_learning_event', { id }) };
+      },
+    },
+    'GET /user/me/next': { audience: 'learner', method: 'GET', request: () => ({ path: '/user/me/next', rpc: call('list_next_sparks', {}) }) },
+    // A fixed due_before: the document names it (now would differ between the doors).
+    'GET /user/me/reviews': {
+      audience: 'learner',
+      method: 'GET',
+      request: () => ({ path: '/user/me/reviews?due_before=2030-01-01T00:00:00Z', rpc: call('list_due_reviews', { due_before: '2030-01-01T00:00:00Z' }) }),
+    },
+    'POST /user/me/reviews': {
+      audience: 'learner',
+      method: 'POST',
+      request: () => ({
+        path: '/user/me/reviews',
+        body: { spark_id: c.id('spark', 'joins'), rating: 'good' },
+        rpc: call('record_review', { spark_id: c.id('spark', 'joins'), rating: 'good' }),
+      }),
+    },
+    'GET /user/me/statements': { audience: 'learner', method: 'GET', request: () => ({ path: '/user/me/statements', rpc: call('list_statements', {}) }) },
     'GET /auth/session': { audience: 'session', method: 'GET', request: () => ({ path: '/auth/session', rpc: call('get_session', {}) }) },
   };
 

@@ -105,6 +105,7 @@ describe('journeys routes (writes and derived progress)', () => {
       occurred_at: '2026-04-01T08:30:00.000Z',
       recorded_at: expect.any(String),
       idempotency_key: null,
+      voided_at: null,
       created: true,
     });
     const [row] = await t.db.sql`select user_id, verb from app.learning_events where id = ${body.id}`;

@@ -121,6 +121,8 @@ describe('journeys routes', () => {
           completed_sparks: 0,
           total_sparks: 3,
           trail: { id: content.id('trail', 'sql-basics'), title: 'SQL Basics', slug: 'sql-basics', difficulty_level: 'intermediate' },
+          content_changed_since_enrollment: false,
+          content_changes_url: null,
         },
       ],
     });
@@ -159,7 +161,8 @@ describe('journeys routes', () => {
     ]);
     expect(Object.keys(body).sort()).toEqual(
       ['id', 'user_id', 'trail_id', 'status', 'progress_percent', 'started_at', 'completed_at', 'last_activity_at',
-        'completed_sparks', 'total_sparks', 'trail', 'current_concept', 'spark_progress'].sort(),
+        'completed_sparks', 'total_sparks', 'trail', 'current_concept', 'spark_progress',
+        'content_changed_since_enrollment', 'content_changes_url'].sort(),
     );
   });
 

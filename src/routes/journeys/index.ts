@@ -1,4 +1,5 @@
 import { createRouter } from '../../http/router.js';
+import { learningRouter } from '../learning/index.js';
 import * as handlers from './journeys.handlers.js';
 import * as routes from './journeys.routes.js';
 
@@ -17,5 +18,7 @@ export function journeysRouter() {
   router.openapi(routes.getUserJourney, handlers.getUserJourney);
   router.openapi(routes.enrollInTrail, handlers.enrollInTrail);
   router.openapi(routes.recordLearningEvent, handlers.recordLearningEvent);
+  // What next, reviews, voiding and the xAPI export (src/routes/learning): /user routes too.
+  router.route('/', learningRouter());
   return router;
 }

@@ -1,10 +1,7 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import type { AppEnv } from '../../http/env.js';
-import { sendJsonText } from '../../http/respond.js';
+import { sendCreatedOrExisting, sendJsonText } from '../../http/respond.js';
 import type * as routes from './journeys.routes.js';
-
-// The write functions say in the body whether they created the row; the status follows it.
-const wasCreated = (body: string) => (JSON.parse(body) as { created?: unknown }).created === true;
 
 export const listUserJourneys: RouteHandler<typeof routes.listUserJourneys, AppEnv> = async (c) => {
   const { status, sort } = c.req.valid('query');
@@ -19,12 +16,12 @@ export const getUserJourney: RouteHandler<typeof routes.getUserJourney, AppEnv> 
 export const enrollInTrail: RouteHandler<typeof routes.enrollInTrail, AppEnv> = async (c) => {
   const { trail_id } = c.req.valid('json');
   const body = await c.var.services.rpc.call('enroll_in_trail', { trail_id }, c.var.context.db);
-  return wasCreated(body) ? sendJsonText(c, body, 201) : sendJsonText(c, body, 200);
+  return sendCreatedOrExisting(c, body);
 };
 
 export const recordLearningEvent: RouteHandler<typeof routes.recordLearningEvent, AppEnv> = async (c) => {
   const { spark_id, verb, occurred_at } = c.req.valid('json');
   const idempotency_key = c.req.valid('header')['idempotency-key'];
   const body = await c.var.services.rpc.call('record_learning_event', { spark_id, verb, occurred_at, idempotency_key }, c.var.context.db);
-  return wasCreated(body) ? sendJsonText(c, body, 201) : sendJsonText(c, body, 200);
+  return sendCreatedOrExisting(c, body);
 };

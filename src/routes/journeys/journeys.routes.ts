@@ -9,7 +9,7 @@ export const JOURNEY_STATUSES = ['not_started', 'in_progress', 'completed'] as c
 export const JOURNEY_SORTS = ['recent', 'progress', 'started'] as const;
 const JourneyStatus = z.enum(JOURNEY_STATUSES);
 const SparkStatus = z.enum(JOURNEY_STATUSES);
-const Timestamp = z.string().openapi({ format: 'date-time', example: '2026-11-22T10:15:00.123+00:00' });
+export const Timestamp = z.string().openapi({ format: 'date-time', example: '2026-11-22T10:15:00.123+00:00' });
 
 const TrailSummary = z
   .object({ id: Uuid, title: z.string(), slug: z.string(), difficulty_level: Difficulty.nullable() })
@@ -34,6 +34,13 @@ export const UserJourneyListItem = z
     completed_sparks: z.number().int(),
     total_sparks: z.number().int(),
     trail: TrailSummary,
+    content_changed_since_enrollment: z.boolean().openapi({
+      description: 'Beyond the spec: the trail (its concepts, sparks, links or beacons) changed between the snapshot current at enrollment and the one this journey is read from',
+    }),
+    content_changes_url: z.string().nullable().openapi({
+      description: 'When it changed: the change list, /snapshots/{id}/changes?since=<enrollment snapshot>&trail=<trail id>; else null',
+      example: '/snapshots/3f1c2d4e-5b6a-4c7d-8e9f-0a1b2c3d4e5f/changes?since=9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d&trail=1f8f3cf2-a0a1-34a0-957e-60a995ebd7ff',
+    }),
   })
   .openapi('UserJourneyListItem');
 
@@ -46,7 +53,7 @@ const EnrollmentResult = UserJourneyDetail.extend({
   created: z.boolean().openapi({ description: 'true when this request created the enrollment (201), false when it already existed (200)' }),
 }).openapi('EnrollmentResult');
 
-const LearningEvent = z
+export const LearningEvent = z
   .object({
     id: Uuid,
     user_id: Uuid,
@@ -55,14 +62,20 @@ const LearningEvent = z
     occurred_at: Timestamp,
     recorded_at: Timestamp,
     idempotency_key: z.string().nullable(),
+    voided_at: Timestamp.nullable().openapi({ description: 'When the learner voided it (POST /user/me/events/{id}/void); a voided event counts for nothing' }),
     created: z.boolean().openapi({ description: 'true when this request recorded the event (201), false when an earlier identical event was returned (200)' }),
   })
   .openapi('LearningEvent');
 
+/** The optional Idempotency-Key of the learner's writes (events, reviews): 1-200 characters, unique per user. */
+export const IdempotencyKeyHeader = z.object({
+  'idempotency-key': Text(1, 200).optional().openapi({ description: 'Client-chosen key, unique per user; 1-200 characters' }),
+});
+
 // The spec: Authorization: Bearer on every /user request; the access-token cookie is refused.
-const security: Record<string, string[]>[] = [{ bearerAuth: [] }];
-const bearerOnly = requireBearerToken();
-const authErrors = {
+export const security: Record<string, string[]>[] = [{ bearerAuth: [] }];
+export const bearerOnly = requireBearerToken();
+export const authErrors = {
   401: errorResponse('UNAUTHORIZED: the bearer token is missing, invalid or expired (the access-token cookie alone is not accepted: details.reason bearer_required)'),
   403: errorResponse('FORBIDDEN: service callers (and callers without the permission) cannot use /user/me'),
 } as const;
@@ -146,9 +159,7 @@ export const recordLearningEvent = createRoute({
   security,
   middleware: [bearerOnly, requirePermission('TRACK_PROGRESS')] as const,
   request: {
-    headers: z.object({
-      'idempotency-key': Text(1, 200).optional().openapi({ description: 'Client-chosen key, unique per user; 1-200 characters' }),
-    }),
+    headers: IdempotencyKeyHeader,
     body: {
       required: true,
       content: {

@@ -11,5 +11,6 @@ export function snapshotsRouter() {
   addHealthRoute(router, 'Snapshots');
   router.openapi(routes.listSnapshots, handlers.listSnapshots);
   router.openapi(routes.getSnapshot, handlers.getSnapshot);
+  router.openapi(routes.listSnapshotChanges, handlers.listSnapshotChanges);
   return router;
 }

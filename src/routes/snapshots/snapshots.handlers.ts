@@ -14,3 +14,9 @@ export const getCurrentSnapshot: RouteHandler<typeof routes.getCurrentSnapshot, 
 
 export const getSnapshot: RouteHandler<typeof routes.getSnapshot, AppEnv> = async (c) =>
   sendJsonText(c, await c.var.services.rpc.call('get_snapshot', { id: c.req.valid('param').id }, c.var.context.db), 200, NO_STORE);
+
+// Two snapshots never change, so neither does what changed between them: a snapshot read.
+export const listSnapshotChanges: RouteHandler<typeof routes.listSnapshotChanges, AppEnv> = async (c) => {
+  const { since, trail, page, per_page } = c.req.valid('query');
+  return c.var.services.readPrivateSnapshot(c, 'list_snapshot_changes', { snapshot_id: c.req.valid('param').id, since, trail, page, per_page });
+};

@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { requirePermission } from '../../context/middleware.js';
-import { commonErrors, errorResponse, jsonContent, pageQuery, PaginationMetaSchema, Uuid } from '../../http/schemas.js';
+import { commonErrors, errorResponse, jsonContent, notModified, pageQuery, PaginationMetaSchema, PRIVATE_SNAPSHOT_CACHING, Text, Uuid } from '../../http/schemas.js';
 
 export const SNAPSHOT_STATUSES = ['draft', 'published', 'archived'] as const;
 
@@ -98,6 +98,54 @@ export const getSnapshot = createRoute({
     200: jsonContent(SnapshotSchema, 'The snapshot'),
     ...authErrors,
     404: errorResponse('NOT_FOUND: no snapshot has this id'),
+    ...commonErrors,
+  },
+});
+
+export const CHANGE_TYPES = ['category', 'domain', 'trail', 'concept', 'spark', 'beacon'] as const;
+
+const SnapshotChange = z
+  .object({
+    type: z.enum(CHANGE_TYPES),
+    id: Uuid.openapi({ description: 'The entity id, stable across snapshots' }),
+    slug: z.string(),
+    title: z.string().openapi({ description: 'A domain’s or category’s name; from the newer snapshot, or the older for a removed entity' }),
+    change: z.enum(['added', 'removed', 'changed']),
+    fields: z
+      .array(z.string())
+      .nullable()
+      .openapi({ description: 'For changed: the fields that differ (links and placements included: sparks, prerequisites, links); else null', example: ['prerequisites', 'title'] }),
+  })
+  .openapi('SnapshotChange');
+
+export const listSnapshotChanges = createRoute({
+  method: 'get',
+  path: '/{id}/changes',
+  operationId: 'listSnapshotChanges',
+  tags: ['Snapshots'],
+  summary: 'What changed since another snapshot',
+  description:
+    'Entities (categories, domains, trails, concepts, sparks, beacons) added, removed and changed from snapshot `since` to this one, ' +
+    'matched by their stable ids, with the changed fields named. With `trail`, only that trail’s own entities (the trail, its concepts, ' +
+    'the sparks placed in them, its beacons) in either snapshot. By type, then id. ' + PRIVATE_SNAPSHOT_CACHING,
+  security,
+  middleware: [guard] as const,
+  request: {
+    params: z.object({ id: Uuid }),
+    query: z.object({
+      since: Uuid.openapi({ description: 'The snapshot to compare from (any status)' }),
+      trail: Text(1, 200).optional().openapi({ description: 'A trail slug or id (in either snapshot)' }),
+      ...pageQuery(100),
+    }),
+  },
+  responses: {
+    200: jsonContent(
+      z.object({ snapshot_id: Uuid, since: Uuid, trail_id: Uuid.nullable(), data: z.array(SnapshotChange), meta: PaginationMetaSchema }),
+      'One page of changes',
+    ),
+    304: notModified,
+    ...authErrors,
+    404: errorResponse('NOT_FOUND: no snapshot has this id or the since id, or the trail is in neither'),
     ...commonErrors,
   },
 });

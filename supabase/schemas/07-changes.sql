@@ -1,0 +1,480 @@
+-- What changed between two snapshots: every entity (category, domain, trail, concept, spark,
+-- beacon) by its stable id, compared as one document per entity. Each document also carries the
+-- link rows that belong to it (a concept's placements, the prerequisite and other links into or
+-- out of a spark or concept), so every content row of a snapshot is in exactly one document.
+-- A snapshot's content never changes after its import, so each document's digest, and each
+-- trail's digest over the entities of the trail, is computed once (a trigger on
+-- app.snapshot_rollups, like the other rollups) and a comparison reads 16-byte digests only.
+
+-- private.content_entity_documents
+-- Purpose: the comparable document of each entity of one kind in one snapshot: its own fields
+--          (no snapshot id, no generated search columns) plus the link rows it owns:
+--            category  {slug, name}
+--            domain    {slug, name, description, icon, color, is_published, category_id, learning_outcomes}
+--            trail     {slug, title, description, difficulty_level, order_index, domain_id}
+--            concept   {slug, title, description, order_index, trail_id, sparks (ids in placement
+--                      order), prerequisites [{id, weight}] (prerequisite links into it),
+--                      links [{id, type, weight}] (its related/extends links to others)}
+--            spark     {slug, title, summary, difficulty, estimated_mins, prerequisites, links}
+--            beacon    {slug, title, description, trail_id, concept_id}
+--          So a prerequisite link belongs to the entity that requires it, any other link to its
+--          source, a placement to its concept.
+-- Params:  snapshot_id; kind; ids (null: every entity of that kind in the snapshot).
+-- Returns: (entity_id, document jsonb).
+create or replace function private.content_entity_documents(snapshot_id uuid, kind text, ids uuid[])
+returns table(entity_id uuid, document jsonb)
+language sql
+stable
+set search_path = ''
+as $$
+  select c.id, pg_catalog.jsonb_build_object('slug', c.slug, 'name', c.name)
+  from app.categories c
+  where content_entity_documents.kind = 'category' and c.snapshot_id = content_entity_documents.snapshot_id
+    and (content_entity_documents.ids is null or c.id = any (content_entity_documents.ids))
+  union all
+  select d.id, pg_catalog.jsonb_build_object('slug', d.slug, 'name', d.name, 'description', d.description, 'icon', d.icon,
+    'color', d.color, 'is_published', d.is_published, 'category_id', d.category_id, 'learning_outcomes', d.learning_outcomes)
+  from app.domains d
+  where content_entity_documents.kind = 'domain' and d.snapshot_id = content_entity_documents.snapshot_id
+    and (content_entity_documents.ids is null or d.id = any (content_entity_documents.ids))
+  union all
+  select t.id, pg_catalog.jsonb_build_object('slug', t.slug, 'title', t.title, 'description', t.description,
+    'difficulty_level', t.difficulty_level, 'order_index', t.order_index, 'domain_id', t.domain_id)
+  from app.trails t
+  where content_entity_documents.kind = 'trail' and t.snapshot_id = content_entity_documents.snapshot_id
+    and (content_entity_documents.ids is null or t.id = any (content_entity_documents.ids))
+  union all
+  select c.id, pg_catalog.jsonb_build_object('slug', c.slug, 'title', c.title, 'description', c.description,
+    'order_index', c.order_index, 'trail_id', c.trail_id,
+    'sparks', coalesce(placed.ids, '[]'::jsonb),
+    'prerequisites', coalesce(incoming.links, '[]'::jsonb), 'links', coalesce(outgoing.links, '[]'::jsonb))
+  from app.concepts c
+  left join (
+    select cs.concept_id, pg_catalog.jsonb_agg(cs.spark_id order by cs.order_index, cs.spark_id) as ids
+    from app.concept_sparks cs
+    where content_entity_documents.kind = 'concept' and cs.snapshot_id = content_entity_documents.snapshot_id
+      and (content_entity_documents.ids is null or cs.concept_id = any (content_entity_documents.ids))
+    group by cs.concept_id
+  ) placed on placed.concept_id = c.id
+  left join (
+    select l.target_id, pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('id', l.source_id, 'weight', l.weight::double precision)
+                                             order by l.source_id) as links
+    from app.concept_links l
+    where content_entity_documents.kind = 'concept' and l.snapshot_id = content_entity_documents.snapshot_id and l.type = 'prerequisite'
+      and (content_entity_documents.ids is null or l.target_id = any (content_entity_documents.ids))
+    group by l.target_id
+  ) incoming on incoming.target_id = c.id
+  left join (
+    select l.source_id, pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('id', l.target_id, 'type', l.type, 'weight', l.weight::double precision)
+                                             order by l.target_id, l.type) as links
+    from app.concept_links l
+    where content_entity_documents.kind = 'concept' and l.snapshot_id = content_entity_documents.snapshot_id and l.type <> 'prerequisite'
+      and (content_entity_documents.ids is null or l.source_id = any (content_entity_documents.ids))
+    group by l.source_id
+  ) outgoing on outgoing.source_id = c.id
+  where content_entity_documents.kind = 'concept' and c.snapshot_id = content_entity_documents.snapshot_id
+    and (content_entity_documents.ids is null or c.id = any (content_entity_documents.ids))
+  union all
+  select s.id, pg_catalog.jsonb_build_object('slug', s.slug, 'title', s.title, 'summary', s.summary,
+    'difficulty', s.difficulty, 'estimated_mins', s.estimated_mins,
+    'prerequisites', coalesce(incoming.links, '[]'::jsonb), 'links', coalesce(outgoing.links, '[]'::jsonb))
+  from app.sparks s
+  left join (
+    select l.target_id, pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('id', l.source_id, 'weight', l.weight::double precision)
+                                             order by l.source_id) as links
+    from app.spark_links l
+    where content_entity_documents.kind = 'spark' and l.snapshot_id = content_entity_documents.snapshot_id and l.type = 'prerequisite'
+      and (content_entity_documents.ids is null or l.target_id = any (content_entity_documents.ids))
+    group by l.target_id
+  ) incoming on incoming.target_id = s.id
+  left join (
+    select l.source_id, pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('id', l.target_id, 'type', l.type, 'weight', l.weight::double precision)
+                                             order by l.target_id, l.type) as links
+    from app.spark_links l
+    where content_entity_documents.kind = 'spark' and l.snapshot_id = content_entity_documents.snapshot_id and l.type <> 'prerequisite'
+      and (content_entity_documents.ids is null or l.source_id = any (content_entity_documents.ids))
+    group by l.source_id
+  ) outgoing on outgoing.source_id = s.id
+  where content_entity_documents.kind = 'spark' and s.snapshot_id = content_entity_documents.snapshot_id
+    and (content_entity_documents.ids is null or s.id = any (content_entity_documents.ids))
+  union all
+  select b.id, pg_catalog.jsonb_build_object('slug', b.slug, 'title', b.title, 'description', b.description,
+    'trail_id', b.trail_id, 'concept_id', b.concept_id)
+  from app.beacons b
+  where content_entity_documents.kind = 'beacon' and b.snapshot_id = content_entity_documents.snapshot_id
+    and (content_entity_documents.ids is null or b.id = any (content_entity_documents.ids))
+$$;
+comment on function private.content_entity_documents(uuid,text,uuid[]) is
+  'The comparable document of each entity of one kind (category|domain|trail|concept|spark|beacon) of a snapshot, with the link rows it owns; ids null = all.';
+grant execute on function private.content_entity_documents(uuid,text,uuid[]) to anon, authenticated;
+
+-- private.content_entity_kinds: the entity kinds in the order change lists show them.
+create or replace function private.content_entity_kinds()
+returns text[]
+language sql
+immutable
+set search_path = ''
+as $$
+  select array['category', 'domain', 'trail', 'concept', 'spark', 'beacon']
+$$;
+comment on function private.content_entity_kinds() is 'The entity kinds compared between snapshots, in change-list order.';
+grant execute on function private.content_entity_kinds() to anon, authenticated;
+
+-- private.derive_content_digests
+-- Purpose: every entity's digest in a snapshot, from its document: md5 of the jsonb text (jsonb
+--          prints keys in one fixed order, so equal documents give equal digests).
+-- Returns: (kind, entity_id, digest).
+create or replace function private.derive_content_digests(snapshot_id uuid)
+returns table(kind text, entity_id uuid, digest uuid)
+language sql
+stable
+set search_path = ''
+as $$
+  select k.kind, d.entity_id, pg_catalog.md5(d.document::text)::uuid
+  from pg_catalog.unnest(private.content_entity_kinds()) k(kind)
+  cross join lateral private.content_entity_documents(derive_content_digests.snapshot_id, k.kind, null) d
+$$;
+comment on function private.derive_content_digests(uuid) is
+  'Digest (md5 of the document text) of every entity of a snapshot, computed from the content tables.';
+grant execute on function private.derive_content_digests(uuid) to anon, authenticated;
+
+-- private.trail_scope
+-- Purpose: the entities a trail is made of in one snapshot: the trail, its concepts, the sparks
+--          placed in them and its beacons.
+-- Params:  snapshot_id; trail_id, or null for every trail of the snapshot.
+-- Returns: (trail_id, kind, entity_id), each entity once per trail.
+create or replace function private.trail_scope(snapshot_id uuid, trail_id uuid)
+returns table(trail_id uuid, kind text, entity_id uuid)
+language sql
+stable
+-- One trail's entities are a few hundred: the estimate keeps digest lookups on the primary key.
+rows 300
+set search_path = ''
+as $$
+  select t.id, 'trail', t.id
+  from app.trails t
+  where t.snapshot_id = trail_scope.snapshot_id and (trail_scope.trail_id is null or t.id = trail_scope.trail_id)
+  union all
+  select c.trail_id, 'concept', c.id
+  from app.concepts c
+  where c.snapshot_id = trail_scope.snapshot_id and (trail_scope.trail_id is null or c.trail_id = trail_scope.trail_id)
+  union all
+  select distinct c.trail_id, 'spark', cs.spark_id
+  from app.concepts c
+  join app.concept_sparks cs on cs.snapshot_id = c.snapshot_id and cs.concept_id = c.id
+  where c.snapshot_id = trail_scope.snapshot_id and (trail_scope.trail_id is null or c.trail_id = trail_scope.trail_id)
+  union all
+  select b.trail_id, 'beacon', b.id
+  from app.beacons b
+  where b.snapshot_id = trail_scope.snapshot_id and (trail_scope.trail_id is null or b.trail_id = trail_scope.trail_id)
+$$;
+comment on function private.trail_scope(uuid,uuid) is
+  'The entities of one trail (or of every trail) of a snapshot: the trail, its concepts, the sparks placed in them, its beacons.';
+grant execute on function private.trail_scope(uuid,uuid) to anon, authenticated;
+
+create table app.content_entity_digests (
+  snapshot_id uuid not null references app.snapshots (id) on delete cascade,
+  kind text not null,
+  entity_id uuid not null,
+  digest uuid not null,
+  constraint content_entity_digests_pkey primary key (snapshot_id, kind, entity_id) include (digest)
+);
+comment on table app.content_entity_digests is
+  'Per snapshot: the digest of every entity''s document (private.content_entity_documents). Filled from app.snapshot_rollups at import.';
+alter table app.content_entity_digests enable row level security;
+create policy "anyone reads content entity digests" on app.content_entity_digests
+  for select to anon, authenticated
+  using (true);
+grant select on app.content_entity_digests to anon, authenticated;
+
+create table app.trail_content_digests (
+  snapshot_id uuid not null references app.snapshots (id) on delete cascade,
+  trail_id uuid not null,
+  digest uuid not null,
+  constraint trail_content_digests_pkey primary key (snapshot_id, trail_id) include (digest)
+);
+comment on table app.trail_content_digests is
+  'Per snapshot and trail: one digest over the digests of the trail''s entities (private.trail_scope); equal digests mean an empty change list for the trail. Filled from app.snapshot_rollups at import.';
+alter table app.trail_content_digests enable row level security;
+create policy "anyone reads trail content digests" on app.trail_content_digests
+  for select to anon, authenticated
+  using (true);
+grant select on app.trail_content_digests to anon, authenticated;
+
+-- private.refresh_content_digests
+-- Purpose: (re)computes one snapshot's entity digests and trail digests from its content rows.
+--          Called by the trigger below at the end of every import, and by the migration that
+--          filled the snapshots imported before digests existed.
+create or replace function private.refresh_content_digests(snapshot_id uuid)
+returns void
+language plpgsql
+set search_path = ''
+set work_mem to '64MB'
+as $$
+declare
+  sid constant uuid := refresh_content_digests.snapshot_id;
+begin
+  delete from app.content_entity_digests d where d.snapshot_id = sid;
+  delete from app.trail_content_digests d where d.snapshot_id = sid;
+  insert into app.content_entity_digests (snapshot_id, kind, entity_id, digest)
+  select sid, d.kind, d.entity_id, d.digest
+  from private.derive_content_digests(sid) d;
+  -- Each trail's digest by the one rule, from the entity digests just stored.
+  insert into app.trail_content_digests (snapshot_id, trail_id, digest)
+  select sid, t.id, private.trail_content_digest(sid, t.id)
+  from app.trails t
+  where t.snapshot_id = sid;
+end
+$$;
+comment on function private.refresh_content_digests(uuid) is
+  'Recomputes one snapshot''s app.content_entity_digests and app.trail_content_digests from its content rows.';
+
+-- The digests are written when a snapshot's rollup row is (the import's last step), in the
+-- import's transaction.
+create or replace function private.fill_content_digests()
+returns trigger
+language plpgsql
+set search_path = ''
+as $$
+begin
+  perform private.refresh_content_digests(new.snapshot_id);
+  return null;
+end
+$$;
+comment on function private.fill_content_digests() is
+  'Trigger: (re)computes a snapshot''s content digests (private.refresh_content_digests) whenever its app.snapshot_rollups row is written.';
+
+create trigger snapshot_rollups_content_digests
+  after insert or update on app.snapshot_rollups
+  for each row execute function private.fill_content_digests();
+
+-- private.content_digests
+-- Purpose: the entity digests of a snapshot (or of one trail's entities in it) as a change list
+--          compares them: stored once the snapshot is rolled up, else derived.
+-- Params:  snapshot_id; trail_id or null for the whole snapshot.
+-- Returns: (kind, entity_id, digest).
+create or replace function private.content_digests(snapshot_id uuid, trail_id uuid)
+returns table(kind text, entity_id uuid, digest uuid)
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  if exists (select from app.snapshot_rollups r where r.snapshot_id = content_digests.snapshot_id) then
+    if content_digests.trail_id is null then
+      return query
+        select d.kind, d.entity_id, d.digest
+        from app.content_entity_digests d
+        where d.snapshot_id = content_digests.snapshot_id;
+    else
+      return query
+        select d.kind, d.entity_id, d.digest
+        from private.trail_scope(content_digests.snapshot_id, content_digests.trail_id) s
+        join app.content_entity_digests d
+          on d.snapshot_id = content_digests.snapshot_id and d.kind = s.kind and d.entity_id = s.entity_id;
+    end if;
+  else
+    return query
+      select d.kind, d.entity_id, d.digest
+      from private.derive_content_digests(content_digests.snapshot_id) d
+      where content_digests.trail_id is null
+         or (d.kind, d.entity_id) in (
+              select s.kind, s.entity_id from private.trail_scope(content_digests.snapshot_id, content_digests.trail_id) s);
+  end if;
+end
+$$;
+comment on function private.content_digests(uuid,uuid) is
+  'Entity digests of a snapshot, or of one trail''s entities in it: stored once the snapshot is rolled up, else derived.';
+grant execute on function private.content_digests(uuid,uuid) to anon, authenticated;
+
+-- private.trail_content_digest
+-- Purpose: one trail's digest in one snapshot, the rule equal digests mean "nothing of the trail
+--          changed" rests on: md5 over its entities (private.trail_scope) as "kind:id:digest",
+--          in kind and id order. Stored once the snapshot is rolled up (the import writes it with
+--          this function), else computed.
+create or replace function private.trail_content_digest(snapshot_id uuid, trail_id uuid)
+returns uuid
+language sql
+stable
+set search_path = ''
+as $$
+  select coalesce(
+    (select d.digest from app.trail_content_digests d
+     where d.snapshot_id = trail_content_digest.snapshot_id and d.trail_id = trail_content_digest.trail_id),
+    (select pg_catalog.md5(pg_catalog.string_agg(d.kind || ':' || d.entity_id || ':' || d.digest, ',' order by d.kind, d.entity_id))::uuid
+     from private.content_digests(trail_content_digest.snapshot_id, trail_content_digest.trail_id) d))
+$$;
+comment on function private.trail_content_digest(uuid,uuid) is
+  'A trail''s digest in a snapshot: md5 over its entities'' kind:id:digest in order; stored when the snapshot is rolled up, else computed.';
+grant execute on function private.trail_content_digest(uuid,uuid) to anon, authenticated;
+
+-- private.journey_content_changes
+-- Purpose: the two fields a journey adds about content: whether its trail changed between the
+--          snapshot current at enrollment and the snapshot the journey is read from, and the
+--          change list that says how (GET /snapshots/{id}/changes?since=&trail=).
+-- Params:  enrolled_snapshot (null when unknown: nothing is claimed), snapshot, trail_id.
+-- Returns: {content_changed_since_enrollment: boolean, content_changes_url: text|null}.
+create or replace function private.journey_content_changes(enrolled_snapshot uuid, snapshot uuid, trail_id uuid)
+returns jsonb
+language sql
+stable
+set search_path = ''
+as $$
+  select pg_catalog.jsonb_build_object(
+    'content_changed_since_enrollment', c.changed,
+    'content_changes_url', case when c.changed then pg_catalog.format('/snapshots/%s/changes?since=%s&trail=%s',
+      journey_content_changes.snapshot, journey_content_changes.enrolled_snapshot, journey_content_changes.trail_id) end)
+  from (
+    select coalesce(journey_content_changes.enrolled_snapshot <> journey_content_changes.snapshot
+      and private.trail_content_digest(journey_content_changes.enrolled_snapshot, journey_content_changes.trail_id)
+          is distinct from private.trail_content_digest(journey_content_changes.snapshot, journey_content_changes.trail_id), false) as changed
+  ) c
+$$;
+comment on function private.journey_content_changes(uuid,uuid,uuid) is
+  'Journey fields content_changed_since_enrollment (trail digests differ between the enrollment snapshot and the journey''s) and content_changes_url.';
+grant execute on function private.journey_content_changes(uuid,uuid,uuid) to anon, authenticated;
+
+-- private.snapshot_changes
+-- Purpose: the rule of a change list: each entity whose digest differs between two snapshots,
+--          matched by (kind, id): added (only in the newer), removed (only in the older),
+--          changed (in both, different documents).
+-- Params:  since (the older snapshot), snapshot (the newer), trail_id (null: whole snapshots;
+--          else only the trail's entities in either snapshot).
+-- Returns: (kind, entity_id, change).
+-- Cost:    two whole rolled-up snapshots: one merge of two primary-key ranges of
+--          app.content_entity_digests, index only (no sort, nothing materialised on the way);
+--          a trail: a primary-key probe per entity of the trail; otherwise digests derived on
+--          the fly (private.content_digests).
+create or replace function private.snapshot_changes(since uuid, snapshot uuid, trail_id uuid)
+returns table(kind text, entity_id uuid, change text)
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  if snapshot_changes.trail_id is null
+     and exists (select from app.snapshot_rollups r where r.snapshot_id = snapshot_changes.since)
+     and exists (select from app.snapshot_rollups r where r.snapshot_id = snapshot_changes.snapshot) then
+    return query
+      select coalesce(n.kind, o.kind), coalesce(n.entity_id, o.entity_id),
+        case when o.entity_id is null then 'added' when n.entity_id is null then 'removed' else 'changed' end
+      from (select d.kind, d.entity_id, d.digest from app.content_entity_digests d where d.snapshot_id = snapshot_changes.since) o
+      full join (select d.kind, d.entity_id, d.digest from app.content_entity_digests d where d.snapshot_id = snapshot_changes.snapshot) n
+        on n.kind = o.kind and n.entity_id = o.entity_id
+      where o.digest is distinct from n.digest;
+  else
+    -- The same comparison over the digests content_digests gives (one trail's, or derived).
+    return query
+      select coalesce(n.kind, o.kind), coalesce(n.entity_id, o.entity_id),
+        case when o.entity_id is null then 'added' when n.entity_id is null then 'removed' else 'changed' end
+      from private.content_digests(snapshot_changes.since, snapshot_changes.trail_id) o
+      full join private.content_digests(snapshot_changes.snapshot, snapshot_changes.trail_id) n
+        on n.kind = o.kind and n.entity_id = o.entity_id
+      where o.digest is distinct from n.digest;
+  end if;
+end
+$$;
+comment on function private.snapshot_changes(uuid,uuid,uuid) is
+  'Entities added, removed or changed (by digest) from one snapshot to another, whole or restricted to one trail''s entities.';
+grant execute on function private.snapshot_changes(uuid,uuid,uuid) to anon, authenticated;
+
+-- api.list_snapshot_changes
+-- Purpose: what changed from one snapshot (since) to another (snapshot_id), entity by entity.
+-- Params:  snapshot_id (required: the newer side; a draft shows what its promote would change);
+--          since (required: the older side); trail (optional: a trail slug or id; only the
+--          trail's entities, i.e. the trail, its concepts, the sparks placed in them and its
+--          beacons, in either snapshot: a spark leaving the trail is "removed" from it);
+--          page (1..100000, default 1); per_page (1..100, default 20).
+-- Returns: {snapshot_id, since, trail_id, data: [{type, id, slug, title, change, fields}], meta}.
+--          type: category|domain|trail|concept|spark|beacon; change: added|removed|changed;
+--          fields: the names of the fields that differ (changed only, else null); slug and title
+--          (a domain's or category's name) from the newer side, or the older for a removed one.
+--          Ordered by type (category, domain, trail, concept, spark, beacon), then id: stable
+--          across pages, and only the page's documents are built.
+-- Errors:  22023 bad page/per_page or missing since; PT404 unknown snapshot, since or trail.
+create or replace function api.list_snapshot_changes(snapshot_id uuid, since uuid, trail text default null::text, page integer default 1, per_page integer default 20)
+returns json
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  caller_role constant text := private.authorize('list_snapshot_changes');
+  newer uuid := private.resolve_snapshot_id(list_snapshot_changes.snapshot_id);
+  older uuid;
+  trail_entity uuid;
+  result json;
+begin
+  perform private.require_range('page', list_snapshot_changes.page, 1, 100000);
+  perform private.require_range('per_page', list_snapshot_changes.per_page, 1, 100);
+  if list_snapshot_changes.since is null then
+    raise exception using errcode = '22023', message = 'since is required',
+      detail = pg_catalog.jsonb_build_object('field', 'since')::text;
+  end if;
+  if newer is null then
+    raise exception using errcode = 'PT404', message = 'snapshot not found',
+      detail = pg_catalog.jsonb_build_object('snapshot_id', list_snapshot_changes.snapshot_id)::text;
+  end if;
+  select s.id into older from app.snapshots s where s.id = list_snapshot_changes.since;
+  if older is null then
+    raise exception using errcode = 'PT404', message = 'since snapshot not found',
+      detail = pg_catalog.jsonb_build_object('since', list_snapshot_changes.since)::text;
+  end if;
+  if list_snapshot_changes.trail is not null then
+    -- A slug names the trail in the newer snapshot, else in the older; an id is the entity id.
+    select t.id into trail_entity
+    from app.trails t
+    where t.snapshot_id in (newer, older)
+      and (t.slug = list_snapshot_changes.trail
+           or (list_snapshot_changes.trail ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+               and t.id = list_snapshot_changes.trail::uuid))
+    order by (t.snapshot_id = newer) desc
+    limit 1;
+    if trail_entity is null then
+      raise exception using errcode = 'PT404', message = 'trail not found in either snapshot',
+        detail = pg_catalog.jsonb_build_object('trail', list_snapshot_changes.trail)::text;
+    end if;
+  end if;
+
+  with changes as materialized (
+    select * from private.snapshot_changes(older, newer, trail_entity)
+  ),
+  page_rows as (
+    select c.kind, c.entity_id, c.change, pg_catalog.array_position(private.content_entity_kinds(), c.kind) as kind_rank
+    from changes c
+    order by kind_rank, c.entity_id
+    offset (list_snapshot_changes.page - 1)::bigint * list_snapshot_changes.per_page
+    limit list_snapshot_changes.per_page
+  ),
+  described as (
+    -- Documents for the page only: the newer side unless removed, the older unless added.
+    select p.*, n.document as newer_doc, o.document as older_doc, coalesce(n.document, o.document) as shown
+    from page_rows p
+    left join lateral private.content_entity_documents(newer, p.kind, array[p.entity_id]) n on p.change <> 'removed'
+    left join lateral private.content_entity_documents(older, p.kind, array[p.entity_id]) o on p.change <> 'added'
+  )
+  select pg_catalog.json_build_object(
+    'snapshot_id', newer,
+    'since', older,
+    'trail_id', trail_entity,
+    'data', coalesce((
+      select pg_catalog.json_agg(pg_catalog.json_build_object(
+          'type', d.kind,
+          'id', d.entity_id,
+          'slug', d.shown ->> 'slug',
+          'title', coalesce(d.shown ->> 'title', d.shown ->> 'name'),
+          'change', d.change,
+          'fields', case when d.change = 'changed' then (
+            select pg_catalog.json_agg(k.key order by k.key)
+            from pg_catalog.jsonb_object_keys(d.newer_doc || d.older_doc) k(key)
+            where (d.newer_doc -> k.key) is distinct from (d.older_doc -> k.key)) end)
+        order by d.kind_rank, d.entity_id)
+      from described d), '[]'::json),
+    'meta', private.page_meta((select pg_catalog.count(*) from changes), list_snapshot_changes.page, list_snapshot_changes.per_page))
+  into result;
+  return result;
+end
+$$;
+comment on function api.list_snapshot_changes(uuid,uuid,text,integer,integer) is
+  'Entities added, removed and changed (with the changed field names) from snapshot since to snapshot_id, optionally one trail''s. Params: snapshot_id, since, trail (slug or id), page, per_page (max 100). Returns {snapshot_id, since, trail_id, data, meta}. Errors: 22023 invalid parameter, PT404 unknown snapshot/since/trail.';
+grant execute on function api.list_snapshot_changes(uuid,uuid,text,integer,integer) to anon, authenticated, service_role;
