@@ -18,7 +18,7 @@ const PLATFORM_SCHEMAS = ['auth', 'extensions', 'public'];
 /**
  * What the migrations may change of Supabase's on a project, each written down where it is done:
  * the two extensions search needs (supabase/schemas/01-platform.sql) and the pre-request hook on
- * authenticator (10-dispatch.sql; the fixture's postgres, without supautils, may not set it).
+ * authenticator (12-dispatch.sql; the fixture's postgres, without supautils, may not set it).
  */
 export const PERMITTED_PLATFORM_CHANGES = [
   /^\+ extension (pg_trgm|unaccent)\textensions$/,

@@ -8,7 +8,7 @@ import { BundleSyntaxError, readBundleItems } from './bundle-reader.js';
 
 /**
  * The snapshot lifecycle as the CLI (and tests) drive it. Every step is one SQL function in
- * `private` (supabase/schemas/04-lifecycle.sql); this module only streams the
+ * `private` (supabase/schemas/05-lifecycle.sql); this module only streams the
  * bundle into the database and reports.
  */
 

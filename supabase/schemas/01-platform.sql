@@ -4,8 +4,8 @@
 -- belongs to another owner, so every step is guarded: there this file only enables pg_trgm and
 -- unaccent in `extensions` (search needs them), and the migrations change no default privilege
 -- and no object of Supabase's but for registering the pre-request hook on authenticator
--- (10-dispatch.sql); they add the API's own login role (02-callers.sql) and the profile trigger
--- on auth.users (11-supabase-auth.sql); `npm test` proves it on a Supabase-shaped database
+-- (12-dispatch.sql); they add the API's own login role (02-callers.sql) and the profile trigger
+-- on auth.users (13-supabase-auth.sql); `npm test` proves it on a Supabase-shaped database
 -- (scripts/supabase-platform.ts lists what may change). This file comes first:
 -- everything else grants to these roles and calls these helpers.
 -- PostgREST's request roles. nologin: only the API's login role switches into them.
@@ -20,7 +20,7 @@ begin
   if not exists (select from pg_catalog.pg_roles where rolname = 'service_role') then
     create role service_role nologin noinherit bypassrls;
   end if;
-  -- Supabase Auth's database role: it runs the custom access token hook (11-supabase-auth.sql).
+  -- Supabase Auth's database role: it runs the custom access token hook (13-supabase-auth.sql).
   -- Supabase creates it; elsewhere it exists so the hook's grant means the same thing.
   if not exists (select from pg_catalog.pg_roles where rolname = 'supabase_auth_admin') then
     create role supabase_auth_admin nologin noinherit;

@@ -216,7 +216,7 @@ begin
     when 'get_learning_path' then
       audience := 'signed_in'; permission := 'READ_PUBLIC_CONTENT';
     when 'list_user_journeys', 'get_user_journey', 'record_learning_event', 'void_learning_event',
-         -- Beyond the spec (12-learning.sql): about one learner's progress, as journeys are.
+         -- Beyond the spec (14-learning.sql): about one learner's progress, as journeys are.
          'list_next_sparks', 'list_due_reviews', 'record_review', 'list_statements' then
       audience := 'signed_in'; permission := 'TRACK_PROGRESS';
     when 'enroll_in_trail' then

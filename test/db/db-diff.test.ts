@@ -36,7 +36,7 @@ describe('npm run db:diff', { timeout: 180_000 }, () => {
 
   it('writes a migration that redefines a changed function and its comment, which then brings the two in agreement', async () => {
     const { schemasDir, migrationsDir } = await copies();
-    const metadata = path.join(schemasDir, '02-metadata.sql');
+    const metadata = path.join(schemasDir, '03-metadata.sql');
     const text = await readFile(metadata, 'utf8');
     const changed = text
       .replace("order by d.sort_order), '[]'::jsonb))\n  from app.difficulty_levels d", "order by d.sort_order desc), '[]'::jsonb))\n  from app.difficulty_levels d")
@@ -59,7 +59,7 @@ describe('npm run db:diff', { timeout: 180_000 }, () => {
 
   it("writes a new function's grants and takes PUBLIC's execute from it, as the schema files do (migra carries neither)", async () => {
     const { schemasDir, migrationsDir } = await copies();
-    const metadata = path.join(schemasDir, '02-metadata.sql');
+    const metadata = path.join(schemasDir, '03-metadata.sql');
     await writeFile(
       metadata,
       `${await readFile(metadata, 'utf8')}
@@ -85,7 +85,7 @@ grant execute on function api.count_difficulty_levels() to anon, authenticated;
 
   it('carries what migra leaves out besides routine privileges: a column grant, and the options of a view it rewrites', async () => {
     const { schemasDir, migrationsDir } = await copies();
-    const journeys = path.join(schemasDir, '08-journeys.sql');
+    const journeys = path.join(schemasDir, '10-journeys.sql');
     const text = await readFile(journeys, 'utf8');
     const changed = text
       .replace('where le.user_id = js.user_id and le.spark_id = js.spark_id and le.voided_at is null\n) p;',

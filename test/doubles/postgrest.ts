@@ -256,7 +256,7 @@ export const AUTHENTICATOR = { role: 'authenticator', password: 'authenticator' 
  * Creates Supabase's request roles and `authenticator` on a local test server, as Supabase's
  * init scripts do (authenticator: LOGIN NOINHERIT, able to become anon, authenticated and
  * service_role). Run before the migrations, which register the pre-request hook on it
- * (supabase/schemas/10-dispatch.sql).
+ * (supabase/schemas/12-dispatch.sql).
  */
 export async function ensureAuthenticator(adminUrl: string): Promise<void> {
   const sql = postgres(adminUrl, { max: 1, onnotice: () => undefined });

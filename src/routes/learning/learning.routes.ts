@@ -5,7 +5,7 @@ import { authErrors, bearerOnly, IdempotencyKeyHeader, LearningEvent, security, 
 
 /**
  * Contracts of the learner's routes beyond the spec: what next, spaced review, voiding an event
- * and the xAPI export (docs/learning.md). Everything is derived in SQL (supabase/schemas/12-learning.sql).
+ * and the xAPI export (docs/learning.md). Everything is derived in SQL (supabase/schemas/14-learning.sql).
  */
 
 const Ref = z.object({ id: Uuid, slug: z.string(), title: z.string() });

@@ -65,7 +65,7 @@ grant update (voided_at) on app.learning_events to authenticated;
 
 -- private.require_current_content
 -- Purpose: the rule that a new enrollment names a trail, and a new learning event (or spark
---          review, 12-learning.sql) a spark, of the current (published) snapshot: a trigger on
+--          review, 14-learning.sql) a spark, of the current (published) snapshot: a trigger on
 --          each table, so every writer meets it.
 -- Errors:  PT404 (trail not found | spark not found) when it is not in the current snapshot, or
 --          nothing is published.

@@ -356,7 +356,7 @@ grant select on app.spark_reviews to authenticated;
 grant insert (spark_id, rating, reviewed_at, idempotency_key) on app.spark_reviews to authenticated;
 
 -- Reviews are of sparks of the current snapshot, whoever writes them (the rule of new learning
--- events: private.require_current_content, 08-journeys.sql).
+-- events: private.require_current_content, 10-journeys.sql).
 create trigger spark_reviews_spark_is_current
   before insert on app.spark_reviews
   for each row execute function private.require_current_content();
