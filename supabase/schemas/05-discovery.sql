@@ -1014,8 +1014,12 @@ begin
   into result
   from rows from (pg_catalog.unnest(discovery_items_json.snapshots), pg_catalog.unnest(discovery_items_json.ids))
          with ordinality p(snapshot_id, id, n)
-  left join app.discovery_items x
-    on x.snapshot_id = p.snapshot_id and x.kind = discovery_items_json.kind and x.id = p.id;
+  -- the page's stored items in one primary-key read (whatever else the table holds)
+  left join (
+    select x.snapshot_id, x.id, x.item, x.previews from app.discovery_items x
+    where x.snapshot_id = any(discovery_items_json.snapshots) and x.kind = discovery_items_json.kind
+      and x.id = any(discovery_items_json.ids)
+  ) x on x.snapshot_id = p.snapshot_id and x.id = p.id;
   return result;
 end
 $$;
