@@ -107,7 +107,7 @@ end $$;
 select tests.clear_authentication();
 select pg_temp.collect(true);
 reset role;
-delete from app.discovery_items;
+delete from app.discovery_items x where x.snapshot_id = (select (result ->> 'snapshot_id')::uuid from attempt where label = 'items');
 -- acting as anon
 select tests.clear_authentication();
 select pg_temp.collect(false);
