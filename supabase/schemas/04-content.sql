@@ -541,7 +541,8 @@ comment on function private.content_derivation_deferred() is
 -- Purpose: (re)computes the rollup rows of one snapshot from its content rows, set-based (one
 --          aggregate per level; a 500,000-spark snapshot takes seconds). Called by the import in
 --          the transaction that writes the content; idempotent. Also stores the snapshot's
---          unfiltered facets (app.snapshot_rollups, computed by private.discovery_facets).
+--          unfiltered facets (app.snapshot_rollups, computed by private.discovery_facets) and
+--          the discovery list items (private.refresh_discovery_items).
 -- Params:  snapshot_id.
 -- Returns: {domains, trails, concepts}: the rollup rows written.
 create or replace function private.refresh_content_rollups(snapshot_id uuid)
@@ -622,11 +623,13 @@ begin
   -- The unfiltered facets, computed by the reader itself (from the trail rollups just written).
   insert into app.snapshot_rollups (snapshot_id, facets)
   values (sid, private.discovery_facets(sid, null, null, null, null, array[true, true, true]));
+  -- The discovery list items, built from the rollups just written.
+  perform private.refresh_discovery_items(sid);
   return pg_catalog.jsonb_build_object('domains', domains, 'trails', trails, 'concepts', concepts);
 end
 $$;
 comment on function private.refresh_content_rollups(uuid) is
-  'Recomputes the domain/trail/concept rollups (counts and minutes) and the unfiltered facets of one snapshot from its content rows.';
+  'Recomputes the domain/trail/concept rollups (counts and minutes), the unfiltered facets and the discovery list items of one snapshot from its content rows.';
 
 -- private.snapshot_entity_counts
 -- Purpose: every entity count of one snapshot, counted from the content tables.

@@ -23,6 +23,31 @@ create index discovery_trails_title_trgm on app.trails using gin (title extensio
 
 create index discovery_concepts_title_trgm on app.concepts using gin (title extensions.gin_trgm_ops);
 
+-- app.discovery_items
+-- Each domain, trail and concept of a snapshot as the discovery lists show it, written once per
+-- snapshot by private.refresh_discovery_items (the import's derivation; snapshot content never
+-- changes): the item that private.domain_items, private.trail_items or private.concept_items
+-- build, as JSON text without its child previews (`item`), and the JSON text of every child
+-- preview in order (`previews`: a domain's trails, a trail's concepts, a concept's sparks). A
+-- list reads its page by primary key and joins the texts (private.discovery_items_json): no item
+-- is rebuilt, and the body is parsed into jsonb once.
+create table app.discovery_items (
+  snapshot_id uuid not null references app.snapshots (id) on delete cascade,
+  kind text not null,
+  id uuid not null,
+  item json not null,
+  previews json[] not null,
+  constraint discovery_items_pkey primary key (snapshot_id, kind, id),
+  constraint discovery_items_kind check (kind in ('domain', 'trail', 'concept'))
+);
+comment on table app.discovery_items is
+  'Discovery list items (domain, trail, concept) as JSON text with every child preview, computed once per snapshot by private.refresh_discovery_items.';
+alter table app.discovery_items enable row level security;
+create policy "anyone reads discovery items" on app.discovery_items
+  for select to anon, authenticated
+  using (true);
+grant select on app.discovery_items to anon, authenticated;
+
 -- Entity lookups by slug inside the selected snapshot; PT404 naming the parameter when absent.
 create or replace function private.find_entity_id(kind text, sid uuid, slug text, field text)
 returns uuid
@@ -395,7 +420,7 @@ declare
   caller_role constant text := private.authorize('list_discovery_domains');
   sid uuid;
   total bigint;
-  items jsonb;
+  items text;
 begin
   perform private.require_range('page', list_discovery_domains.page, 1, 100000);
   perform private.require_range('per_page', list_discovery_domains.per_page, 1, 100);
@@ -405,19 +430,22 @@ begin
   select pg_catalog.count(*) into total from app.domains d
   where (sid is null or d.snapshot_id = sid) and d.is_published;
 
-  select private.domain_items(pg_catalog.array_agg(page.d order by (page.d).name collate app.alphabetical, (page.d).id), list_discovery_domains.trail_limit)
+  -- The stored items joined as text (private.discovery_items_json), the body parsed once.
+  select private.discovery_items_json('domain',
+           pg_catalog.array_agg(page.snapshot_id order by page.name collate app.alphabetical, page.id),
+           pg_catalog.array_agg(page.id order by page.name collate app.alphabetical, page.id),
+           list_discovery_domains.trail_limit, null)
   into items
   from (
-    select d from app.domains d
+    select d.snapshot_id, d.id, d.name from app.domains d
     where (sid is null or d.snapshot_id = sid) and d.is_published
     order by d.name collate app.alphabetical, d.id
     limit list_discovery_domains.per_page
     offset (list_discovery_domains.page - 1)::bigint * list_discovery_domains.per_page
   ) page;
 
-  return pg_catalog.jsonb_build_object(
-    'data', coalesce(items, '[]'::jsonb),
-    'meta', private.page_meta(total, list_discovery_domains.page, list_discovery_domains.per_page));
+  return ('{"data": [' || coalesce(items, '') || '], "meta": '
+          || private.page_meta(total, list_discovery_domains.page, list_discovery_domains.per_page)::text || '}')::jsonb;
 end
 $$;
 comment on function api.list_discovery_domains(integer,integer,integer,uuid) is
@@ -883,6 +911,120 @@ end
 $$;
 grant execute on function private.domain_items(app.domains[],integer) to anon, authenticated;
 
+-- private.discovery_preview_key
+-- Purpose: the key of a discovery item's child previews: a domain's `trails`, a trail's
+--          `concepts`, a concept's `sparks`.
+create or replace function private.discovery_preview_key(kind text)
+returns text
+language sql
+immutable
+set search_path = ''
+as $$
+  select case discovery_preview_key.kind when 'domain' then 'trails' when 'trail' then 'concepts' else 'sparks' end
+$$;
+grant execute on function private.discovery_preview_key(text) to anon, authenticated;
+
+-- private.refresh_discovery_items
+-- Purpose: (re)writes app.discovery_items of one snapshot: every domain, trail and concept as
+--          private.domain_items, private.trail_items and private.concept_items build it with all
+--          of its child previews, split into the item and the previews. Run by
+--          private.refresh_content_rollups once the rollups the builders read are written (the
+--          import's derivation, the test builders); idempotent.
+-- Params:  snapshot_id.
+-- Returns: the number of items written.
+create or replace function private.refresh_discovery_items(snapshot_id uuid)
+returns bigint
+language plpgsql
+set search_path = ''
+as $$
+declare
+  sid constant uuid := refresh_discovery_items.snapshot_id;
+  -- a preview limit no parent reaches: every child
+  every_child constant integer := 2147483647;
+  written bigint;
+begin
+  delete from app.discovery_items x where x.snapshot_id = sid;
+  with built as (
+    select 'domain' as kind, e.item
+    from pg_catalog.jsonb_array_elements(private.domain_items(array(select d from app.domains d where d.snapshot_id = sid), every_child)) e(item)
+    union all
+    select 'trail', e.item
+    from pg_catalog.jsonb_array_elements(private.trail_items(array(select t from app.trails t where t.snapshot_id = sid), every_child)) e(item)
+    union all
+    select 'concept', e.item
+    from pg_catalog.jsonb_array_elements(private.concept_items(array(select c from app.concepts c where c.snapshot_id = sid), every_child)) e(item)
+  )
+  insert into app.discovery_items (snapshot_id, kind, id, item, previews)
+  select sid, b.kind, (b.item ->> 'id')::uuid,
+         (b.item - private.discovery_preview_key(b.kind))::text::json,
+         array(select p.value::text::json
+               from pg_catalog.jsonb_array_elements(b.item -> private.discovery_preview_key(b.kind)) with ordinality p(value, n)
+               order by p.n)
+  from built b;
+  get diagnostics written = row_count;
+  return written;
+end
+$$;
+comment on function private.refresh_discovery_items(uuid) is
+  'Rewrites the stored discovery items (figures and every child preview, as JSON text) of one snapshot from the item builders.';
+
+-- private.discovery_items_json
+-- Purpose: a page of discovery items as JSON text (the elements of a JSON array, in the given
+--          order) from their stored texts (app.discovery_items): each item with its first
+--          preview_limit child previews or, when preview_limit is null, without previews, exactly
+--          the item private.domain_items, private.trail_items or private.concept_items make with
+--          that limit; with `type` first when type is given (the items of /discovery/all). An
+--          item the snapshot has no stored text for (content written without the derivation)
+--          is built by its builder.
+-- Params:  kind ('domain' | 'trail' | 'concept'); snapshots, ids: the page's items (parallel
+--          arrays, in page order); preview_limit; type (null, or DOMAIN/TRAIL/CONCEPT).
+-- Returns: the items' JSON texts joined by ', ', or null for an empty page.
+create or replace function private.discovery_items_json(kind text, snapshots uuid[], ids uuid[], preview_limit integer, type text)
+returns text
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  preview_key constant text := pg_catalog.to_json(private.discovery_preview_key(discovery_items_json.kind))::text;
+  -- A stored item is a non-empty JSON object: the new keys go right after its opening brace.
+  opening constant text := '{' || case when discovery_items_json.type is null then ''
+                                       else '"type": ' || pg_catalog.to_json(discovery_items_json.type)::text || ', ' end;
+  result text;
+begin
+  select pg_catalog.string_agg(
+           coalesce(
+             opening
+               || case when discovery_items_json.preview_limit is null then ''
+                       else preview_key || ': ['
+                            || pg_catalog.array_to_string(x.previews[1:discovery_items_json.preview_limit]::text[], ', ')
+                            || '], ' end
+               || pg_catalog.substr(x.item::text, 2),
+             (case when discovery_items_json.type is null then '{}'::jsonb
+                   else pg_catalog.jsonb_build_object('type', discovery_items_json.type) end
+              || (case discovery_items_json.kind
+                    when 'domain' then private.domain_items(array(
+                      select d from app.domains d where d.snapshot_id = p.snapshot_id and d.id = p.id), discovery_items_json.preview_limit)
+                    when 'trail' then private.trail_items(array(
+                      select t from app.trails t where t.snapshot_id = p.snapshot_id and t.id = p.id), discovery_items_json.preview_limit)
+                    else private.concept_items(array(
+                      select c from app.concepts c where c.snapshot_id = p.snapshot_id and c.id = p.id), discovery_items_json.preview_limit)
+                  end -> 0))::text),
+           ', ' order by p.n)
+  into result
+  from rows from (pg_catalog.unnest(discovery_items_json.snapshots), pg_catalog.unnest(discovery_items_json.ids))
+         with ordinality p(snapshot_id, id, n)
+  -- the page's stored items in one primary-key read (whatever else the table holds)
+  left join (
+    select x.snapshot_id, x.id, x.item, x.previews from app.discovery_items x
+    where x.snapshot_id = any(discovery_items_json.snapshots) and x.kind = discovery_items_json.kind
+      and x.id = any(discovery_items_json.ids)
+  ) x on x.snapshot_id = p.snapshot_id and x.id = p.id;
+  return result;
+end
+$$;
+grant execute on function private.discovery_items_json(text,uuid[],uuid[],integer,text) to anon, authenticated;
+
 -- The seven fields every Domain carries.
 create or replace function private.domain_summary(d app.domains)
 returns jsonb
@@ -952,18 +1094,6 @@ comment on function api.get_domain_trails(text,integer,integer,uuid) is
   'GET /discovery/domains/{slug}/trails. Params: slug (slug or UUID), page, trail_limit (1-100), snapshot_id. Returns domain fields, trails page and trail_meta. Errors: 22023, PT404.';
 grant execute on function api.get_domain_trails(text,integer,integer,uuid) to anon, authenticated, service_role;
 
--- An /all item: the list item of its kind with its type first.
-create or replace function private.typed_items(items jsonb, type text)
-returns jsonb
-language sql
-immutable
-set search_path = ''
-as $$
-  select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('type', typed_items.type) || e.item order by e.n)
-  from pg_catalog.jsonb_array_elements(typed_items.items) with ordinality e(item, n)
-$$;
-grant execute on function private.typed_items(jsonb,text) to anon, authenticated;
-
 -- api.list_discovery_items
 -- Purpose: GET /discovery/all: domains, trails and concepts on one page, split by type share
 --          (see the paging math above), alphabetical within each type.
@@ -995,10 +1125,9 @@ declare
   before_page bigint[];
   through_page bigint[];
   nested integer := case when list_discovery_items.nested_limit = 0 then null else list_discovery_items.nested_limit end;
-  domain_part jsonb;
-  trail_part jsonb;
-  concept_part jsonb;
-  body jsonb;
+  domain_part text;
+  trail_part text;
+  concept_part text;
 begin
   perform private.require_range('page', list_discovery_items.page, 1, 100000);
   perform private.require_range('per_page', list_discovery_items.per_page, 1, 100);
@@ -1070,10 +1199,12 @@ begin
     least(list_discovery_items.page::bigint * list_discovery_items.per_page, total), caps, quotas);
 
   if through_page[1] > before_page[1] then
-    select private.typed_items(private.domain_items(pg_catalog.array_agg(page.d order by (page.d).name collate app.alphabetical, (page.d).id), null), 'DOMAIN')
+    select private.discovery_items_json('domain',
+             pg_catalog.array_agg(page.snapshot_id order by page.name collate app.alphabetical, page.id),
+             pg_catalog.array_agg(page.id order by page.name collate app.alphabetical, page.id), null, 'DOMAIN')
     into domain_part
     from (
-      select d from app.domains d
+      select d.snapshot_id, d.id, d.name from app.domains d
       where (sid is null or d.snapshot_id = sid) and d.is_published
         and (did is null or d.id = did)
         and (pattern is null or d.name ilike pattern)
@@ -1082,10 +1213,12 @@ begin
     ) page;
   end if;
   if through_page[2] > before_page[2] then
-    select private.typed_items(private.trail_items(pg_catalog.array_agg(page.t order by (page.t).title collate app.alphabetical, (page.t).id), nested), 'TRAIL')
+    select private.discovery_items_json('trail',
+             pg_catalog.array_agg(page.snapshot_id order by page.title collate app.alphabetical, page.id),
+             pg_catalog.array_agg(page.id order by page.title collate app.alphabetical, page.id), nested, 'TRAIL')
     into trail_part
     from (
-      select t from app.trails t
+      select t.snapshot_id, t.id, t.title from app.trails t
       where (sid is null or t.snapshot_id = sid)
         and (did is null or t.domain_id = did)
         and (list_discovery_items.difficulty is null or t.difficulty_level = list_discovery_items.difficulty)
@@ -1095,10 +1228,12 @@ begin
     ) page;
   end if;
   if through_page[3] > before_page[3] then
-    select private.typed_items(private.concept_items(pg_catalog.array_agg(page.c order by (page.c).title collate app.alphabetical, (page.c).id), nested), 'CONCEPT')
+    select private.discovery_items_json('concept',
+             pg_catalog.array_agg(page.snapshot_id order by page.title collate app.alphabetical, page.id),
+             pg_catalog.array_agg(page.id order by page.title collate app.alphabetical, page.id), nested, 'CONCEPT')
     into concept_part
     from (
-      select c from app.concepts c
+      select c.snapshot_id, c.id, c.title from app.concepts c
       where (sid is null or c.snapshot_id = sid)
         and (tid is null or c.trail_id = tid)
         and (did is null or exists (select 1 from app.trails t
@@ -1109,14 +1244,14 @@ begin
     ) page;
   end if;
 
-  body := pg_catalog.jsonb_build_object(
-    'data', coalesce(domain_part, '[]'::jsonb) || coalesce(trail_part, '[]'::jsonb) || coalesce(concept_part, '[]'::jsonb),
-    'meta', private.page_meta(total, list_discovery_items.page, list_discovery_items.per_page));
-  if list_discovery_items.include_facets then
-    body := body || pg_catalog.jsonb_build_object('facets', private.discovery_facets(
-      sid, did, tid, list_discovery_items.difficulty, list_discovery_items.q, included));
-  end if;
-  return body;
+  -- The page's items are JSON text (stored items joined): the body is parsed once.
+  return ('{"data": [' || pg_catalog.concat_ws(', ', domain_part, trail_part, concept_part) || '], "meta": '
+          || private.page_meta(total, list_discovery_items.page, list_discovery_items.per_page)::text
+          || case when list_discovery_items.include_facets
+                  then ', "facets": ' || private.discovery_facets(sid, did, tid, list_discovery_items.difficulty,
+                                                                  list_discovery_items.q, included)::text
+                  else '' end
+          || '}')::jsonb;
 end
 $$;
 comment on function api.list_discovery_items(integer,integer,text,text,text,text,text,boolean,integer,uuid) is
