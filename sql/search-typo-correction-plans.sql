@@ -12,7 +12,11 @@ set auto_explain.log_buffers = on;
 set auto_explain.log_timing = on;
 set auto_explain.log_level = notice;
 set client_min_messages = notice;
-set role anon;
+-- Search is for signed-in callers (private.api_access_rule): act as a learner, as PostgREST would.
+begin;
+select set_config('request.jwt.claims',
+  '{"sub":"00000000-0000-4000-8000-000000000001","role":"authenticated","user_role":"learner","subscription_plan":"free"}', true);
+set local role authenticated;
 
 \echo '### the correction alone: private.search_correct(current snapshot, :typo)'
 select private.search_correct(private.resolve_snapshot_id(null), :'typo');
@@ -22,4 +26,4 @@ select private.search_correct(private.resolve_snapshot_id(null), :'prefix');
 select api.search_content(:'typo') -> 'meta';
 \echo '### GET /search/autocomplete?q=:prefix'
 select api.list_search_suggestions(:'prefix');
-reset role;
+rollback;
