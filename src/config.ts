@@ -31,6 +31,8 @@ export const SESSION_IDLE_CLOCK_SKEW_S = 10;
 
 /** The `iss` of the tokens this API signs when JWT_ISSUER is not set. */
 export const TOKEN_ISSUER_DEFAULT = 'sparkpath';
+/** The home page the database names when it is given none (private.xapi_home_page). */
+export const PUBLIC_BASE_URL_DEFAULT = 'http://localhost:3000';
 
 /** The inactivity limit: as configured, else the access-token lifetime plus the clock skew. */
 const idleTimeout = (env: { SESSION_IDLE_TIMEOUT_S?: number; ACCESS_TOKEN_TTL_S: number }) =>
@@ -119,7 +121,7 @@ export const configSchema = z
     BODY_LIMIT_BYTES: integer(64 * 1024, 1024, 10 * 1024 * 1024),
     // The service's public home page: the xAPI export's account homePage and activity ids
     // (docs/learning.md), passed to the database as the connection setting sparkpath.home_page.
-    PUBLIC_BASE_URL: z.url({ protocol: /^https?$/ }).transform((url) => url.replace(/\/+$/, '')).default('http://localhost:3000'),
+    PUBLIC_BASE_URL: z.url({ protocol: /^https?$/ }).transform((url) => url.replace(/\/+$/, '')).default(PUBLIC_BASE_URL_DEFAULT),
 
     // Front ends that may call the API from a browser page of another origin (docs/api.md, CORS).
     // Unset: the local dev servers outside production (DEV_FRONTEND_ORIGINS), none in production.

@@ -2,9 +2,9 @@ import { serve } from '@hono/node-server';
 import type { Logger } from 'pino';
 import { createApp } from './app.js';
 import { startDevIdentityProvider, type DevIdentityProvider } from './auth/dev-identity-provider.js';
-import { ConfigError, EXPLORER_CALLBACK_PATH, loadConfig, TOKEN_ISSUER_DEFAULT, type Config } from './config.js';
+import { ConfigError, EXPLORER_CALLBACK_PATH, loadConfig, PUBLIC_BASE_URL_DEFAULT, TOKEN_ISSUER_DEFAULT, type Config } from './config.js';
 import { loadOrCreateDevJwtSecret } from './context/dev-secret.js';
-import { postgrestTokenIssuer } from './db/data-api-rpc.js';
+import { postgrestRoleSetting } from './db/data-api-rpc.js';
 import { openDatabase, prepareDatabase } from './db/database.js';
 import { createDependencies, type Dependencies } from './deps.js';
 import { createLogger } from './logger.js';
@@ -146,14 +146,19 @@ async function reportConnection(deps: Dependencies, logger: Logger) {
   }
   if (deps.config.DATA_API === 'supabase') {
     logger.info({ data_api: deps.config.DATA_API_URL }, 'requests reach the api functions through the Data API, as their callers');
-    // PostgREST's sessions cannot be handed the issuer the way the pool hands it (above).
-    const issuer = deps.config.JWT_ISSUER ?? TOKEN_ISSUER_DEFAULT;
-    const seen = await postgrestTokenIssuer(deps.pool).catch(() => undefined);
-    if (seen !== undefined && (seen ?? TOKEN_ISSUER_DEFAULT) !== issuer) {
-      logger.warn(
-        { expected: issuer, actual: seen, fix: `alter role authenticator set "sparkpath.token_issuer" = '${issuer}'` },
-        'the Data API\'s session check does not know this API\'s token issuer: run the fix as the owner role (docs/supabase.md, section 7)',
-      );
+    // PostgREST's sessions cannot be handed the settings the pool hands every connection.
+    const handed = [
+      { name: 'sparkpath.token_issuer', expected: deps.config.JWT_ISSUER ?? TOKEN_ISSUER_DEFAULT, unset: TOKEN_ISSUER_DEFAULT },
+      { name: 'sparkpath.home_page', expected: deps.config.PUBLIC_BASE_URL, unset: PUBLIC_BASE_URL_DEFAULT },
+    ];
+    for (const { name, expected, unset } of handed) {
+      const seen = await postgrestRoleSetting(deps.pool, name).catch(() => undefined);
+      if (seen !== undefined && (seen ?? unset) !== expected) {
+        logger.warn(
+          { setting: name, expected, actual: seen, fix: `alter role authenticator set "${name}" = '${expected}'` },
+          'the Data API\'s sessions do not get this setting the API hands its own connections: run the fix as the owner role (docs/supabase.md, section 7)',
+        );
+      }
     }
   }
 }

@@ -109,19 +109,19 @@ export function createDataApiRpc(options: DataApiRpcOptions): Omit<Rpc, 'health'
 }
 
 /**
- * The token issuer the project's PostgREST sessions give the session check: the
- * `sparkpath.token_issuer` setting of its `authenticator` role in this database (as PostgREST
- * logs in), or null when unset (the check then takes `sparkpath`). The direct transport sends
- * the setting with every connection; PostgREST cannot, so with a JWT_ISSUER of its own a
- * deployment sets it on the role (docs/supabase.md, section 7); the server warns when they differ.
+ * A `sparkpath.*` setting of the project's `authenticator` role in this database (as PostgREST
+ * logs in), or null when unset. The direct transport sends these settings with every connection
+ * (the token issuer, the public home page); PostgREST cannot, so a deployment sets them on the
+ * role (docs/supabase.md, section 7) and the server warns at start-up when they differ.
  */
-export async function postgrestTokenIssuer(pool: DatabasePool): Promise<string | null> {
-  const [row] = await pool.run((sql) => sql<{ issuer: string | null }[]>`
-    select (select pg_catalog.substr(s, pg_catalog.length('sparkpath.token_issuer=') + 1)
+export async function postgrestRoleSetting(pool: DatabasePool, name: string): Promise<string | null> {
+  const prefix = `${name}=`;
+  const [row] = await pool.run((sql) => sql<{ value: string | null }[]>`
+    select (select pg_catalog.substr(s, pg_catalog.length(${prefix}) + 1)
             from pg_catalog.pg_db_role_setting r, pg_catalog.unnest(r.setconfig) s
             where r.setrole = (select oid from pg_catalog.pg_roles where rolname = 'authenticator')
               and r.setdatabase in (0, (select oid from pg_catalog.pg_database where datname = pg_catalog.current_database()))
-              and pg_catalog.starts_with(s, 'sparkpath.token_issuer=')
-            order by r.setdatabase desc limit 1) as issuer`);
-  return row?.issuer ?? null;
+              and pg_catalog.starts_with(s, ${prefix})
+            order by r.setdatabase desc limit 1) as value`);
+  return row?.value ?? null;
 }

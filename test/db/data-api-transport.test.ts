@@ -1,7 +1,7 @@
 import { decodeJwt, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { createDataApiRpc, postgrestTokenIssuer } from '../../src/db/data-api-rpc.js';
+import { createDataApiRpc, postgrestRoleSetting } from '../../src/db/data-api-rpc.js';
 import type { DbCaller } from '../../src/db/rpc.js';
 import { SnapshotCache } from '../../src/db/snapshot-cache.js';
 import { fromDatabaseError } from '../../src/http/database-errors.js';
@@ -140,13 +140,15 @@ describe('the Data API transport', () => {
     expect(await res.json()).toEqual({ status: 'ok', checks: { database: 'ok', sessions: 'ok', data_api: 'ok' } });
   });
 
-  it('reads the token issuer PostgREST\'s sessions give the session check from the authenticator role', async () => {
-    expect(await postgrestTokenIssuer(t.deps.pool)).toBeNull();
-    await t.db.sql.unsafe(`alter role authenticator in database ${t.db.sql.options.database} set "sparkpath.token_issuer" = 'https://api.example.test'`);
-    try {
-      expect(await postgrestTokenIssuer(t.deps.pool)).toBe('https://api.example.test');
-    } finally {
-      await t.db.sql.unsafe(`alter role authenticator in database ${t.db.sql.options.database} reset "sparkpath.token_issuer"`);
+  it('reads the settings PostgREST\'s sessions get (token issuer, home page) from the authenticator role', async () => {
+    for (const [name, value] of [['sparkpath.token_issuer', 'https://api.example.test'], ['sparkpath.home_page', 'https://learn.example.test']]) {
+      expect(await postgrestRoleSetting(t.deps.pool, name)).toBeNull();
+      await t.db.sql.unsafe(`alter role authenticator in database ${t.db.sql.options.database} set "${name}" = '${value}'`);
+      try {
+        expect(await postgrestRoleSetting(t.deps.pool, name)).toBe(value);
+      } finally {
+        await t.db.sql.unsafe(`alter role authenticator in database ${t.db.sql.options.database} reset "${name}"`);
+      }
     }
   });
 });
