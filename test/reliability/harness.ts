@@ -148,12 +148,28 @@ export interface Outcome {
 export async function timedRequest(url: string, init: RequestInit & { tag?: string } = {}, boundMs = 15_000): Promise<Outcome> {
   const startedAt = Date.now();
   try {
-    const res = await fetch(url, { ...init, signal: AbortSignal.timeout(boundMs) });
+    const res = await fetchRetryingAReset(url, { ...init, signal: AbortSignal.timeout(boundMs) });
     const body = await res.text();
     return { status: res.status, ms: Date.now() - startedAt, body, startedAt, tag: init.tag };
   } catch (error) {
     const cause = (error as { cause?: { code?: string } }).cause?.code;
     return { status: 0, ms: Date.now() - startedAt, body: '', error: cause ?? (error as Error).name, startedAt, tag: init.tag };
+  }
+}
+
+/**
+ * fetch, sending an idempotent request (GET, HEAD) once more when the server reset the connection:
+ * a kept-alive socket the server's keep-alive timeout (5 s) closed just as fetch reused it is reset
+ * before the API sees the request (RFC 9110, 9.2.2: such a request may be retried). A down API
+ * still fails: its port refuses the retry.
+ */
+async function fetchRetryingAReset(url: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (error) {
+    const idempotent = ['GET', 'HEAD'].includes((init.method ?? 'GET').toUpperCase());
+    if (!idempotent || (error as { cause?: { code?: string } }).cause?.code !== 'ECONNRESET') throw error;
+    return fetch(url, init);
   }
 }
 
