@@ -138,9 +138,11 @@ describe.skipIf(!hasChromium)('explorer: npm start, then /explore in a browser',
     // Mastering the first prerequisite on the path takes it off the path.
     const firstStep = await page.getAttribute('.path li:first-child', 'data-step');
     await page.click(`.path li:first-child a`);
-    await page.waitForSelector(`.page-head h1`);
+    // The spark page just left has the same buttons: wait for the step's own page.
+    await page.waitForSelector(`.page-head[data-spark-page="${firstStep}"]`);
     await page.click('[data-verb="mastered"]');
-    await page.waitForSelector('.toast');
+    // Earlier toasts may still be showing: wait for this event's own.
+    await page.waitForSelector('.toast:has-text("Mastered")');
     await page.goBack();
     await page.waitForSelector('.path-card');
     await page.waitForFunction((before) => Number(document.querySelector('.path-card')?.getAttribute('data-path-steps')) === before - 1, stepsBefore);

@@ -117,7 +117,8 @@ async function trailBySlug(slug: string) {
 function sparkHeader(info: SparkInfo) {
   return h(
     'header',
-    { class: 'page-head plain' },
+    // Which spark is shown, so a caller can tell one spark page from the next.
+    { class: 'page-head plain', 'data-spark-page': info.slug },
     h(
       'div',
       null,
