@@ -7,9 +7,6 @@
 -- What next
 -- ---------------------------------------------------------------------------------------------
 
--- The sparks without prerequisites of each snapshot: where what next starts.
-create index spark_graph_nodes_roots on app.spark_graph_nodes (snapshot_id, spark_id) where (pg_catalog.cardinality(parents) = 0);
-
 -- api.list_next_sparks
 -- Purpose: the sparks the caller is ready for: in the current snapshot, not completed (no
 --          completed or mastered event that is not voided), and every prerequisite completed.
@@ -49,7 +46,7 @@ begin
   end if;
 
   with states as materialized (
-    select s.spark_id, s.completed_at from private.caller_spark_states() s
+    select s.spark_id, s.completed_at, s.last_event_at from private.caller_spark_states() s
   ),
   done as (
     select coalesce(pg_catalog.array_agg(s.spark_id), '{}') as ids from states s where s.completed_at is not null
@@ -66,41 +63,46 @@ begin
       limit 10
     ) l
   ),
-  trails as (
-    select chosen_trail as trail_id, 1::bigint as trail_rank
-    where chosen_trail is not null
-    union all
-    select j.trail_id, pg_catalog.row_number() over (order by j.last_activity_at desc, j.started_at desc, j.id)
-    from private.caller_journeys(null, false) j
-    where chosen_trail is null and j.snapshot_id = current_snapshot
-  ),
-  -- The sparks whose prerequisites are all done, found from both ends instead of by testing every
-  -- spark of every enrolled trail: those without prerequisites (a partial index of the snapshot's
-  -- roots) and the children of the done sparks whose every parent is done.
-  unlocked as (
-    select g.spark_id, g.parents
-    from app.spark_graph_nodes g
-    where g.snapshot_id = current_snapshot and pg_catalog.cardinality(g.parents) = 0
-    union
-    select g.spark_id, g.parents
+  -- One pass over the sparks of the trails in trail order, with the caller's state on each: the
+  -- chosen trail, else the trail of each enrollment whose trail is in the current snapshot.
+  walk as materialized (
+    select t.enrollment_id, t.trail_id, t.started_at, p.ordinal, p.spark_id, p.concept_id, st.completed_at, st.last_event_at
     from (
-      select distinct pg_catalog.unnest(d.children) as spark_id
-      from app.spark_graph_nodes d, done
-      where d.snapshot_id = current_snapshot and d.spark_id = any (done.ids)
-    ) c
-    join app.spark_graph_nodes g on g.snapshot_id = current_snapshot and g.spark_id = c.spark_id
-    cross join done
-    where g.parents <@ done.ids
-  ),
-  ready as (
-    -- The unlocked sparks of the trails, not done; each once, at its first trail.
-    select distinct on (p.spark_id) t.trail_rank, t.trail_id, p.spark_id, p.concept_id, u.parents
-    from trails t
+      select null::uuid as enrollment_id, chosen_trail as trail_id, null::timestamp with time zone as started_at
+      where chosen_trail is not null
+      union all
+      select e.id, e.trail_id, e.started_at
+      from app.enrollments e
+      where chosen_trail is null and e.user_id = caller
+        and exists (select from app.trails tr where tr.snapshot_id = current_snapshot and tr.id = e.trail_id)
+    ) t
     cross join lateral private.journey_positions(current_snapshot, t.trail_id) p
-    join unlocked u on u.spark_id = p.spark_id
     left join states st on st.spark_id = p.spark_id
-    where st.completed_at is null
-    order by p.spark_id, t.trail_rank, p.ordinal
+  ),
+  -- The trails by their journeys' last activity (private.caller_journeys: the latest event on a
+  -- spark of the trail, else started_at), newest first.
+  trails as (
+    select w.trail_id,
+      pg_catalog.row_number() over (
+        order by coalesce(pg_catalog.max(w.last_event_at), w.started_at) desc, w.started_at desc, w.enrollment_id) as trail_rank
+    from walk w
+    group by w.enrollment_id, w.trail_id, w.started_at
+  ),
+  -- The sparks not done, each once (at its first trail), with their prerequisites: a primary-key
+  -- probe of app.spark_graph_nodes per spark, so the cost follows the size of the caller's
+  -- trails, not of the catalog.
+  pending as materialized (
+    select distinct on (w.spark_id) r.trail_rank, w.trail_id, w.spark_id, w.concept_id,
+      (select g.parents from app.spark_graph_nodes g
+       where g.snapshot_id = current_snapshot and g.spark_id = w.spark_id) as parents
+    from walk w
+    join trails r on r.trail_id = w.trail_id
+    where w.completed_at is null
+    order by w.spark_id, r.trail_rank, w.ordinal
+  ),
+  -- Ready: every prerequisite done.
+  ready as (
+    select p.* from pending p cross join done where p.parents <@ done.ids
   ),
   chosen as (
     select r.*, s.slug, s.title, s.difficulty, s.estimated_mins,
