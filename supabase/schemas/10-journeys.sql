@@ -586,12 +586,15 @@ create table app.trail_spark_positions (
   concept_id uuid not null,
   spark_title text not null,
   progress_json text not null,
+  parents uuid[] not null,
   constraint trail_spark_positions_pkey primary key (snapshot_id, trail_id, ordinal)
 );
 comment on table app.trail_spark_positions is
-  'Per snapshot and trail: each distinct spark at its first placement, numbered in trail order (1-based), with its concept and title. Filled from app.snapshot_rollups.';
+  'Per snapshot and trail: each distinct spark at its first placement, numbered in trail order (1-based), with its concept, title and prerequisites. Filled from app.snapshot_rollups.';
 comment on column app.trail_spark_positions.progress_json is
   'The spark_progress element of this spark for a learner who has not started it (private.spark_progress_json), as JSON text.';
+comment on column app.trail_spark_positions.parents is
+  'The spark''s prerequisites (sources of its incoming prerequisite links, by id), as app.spark_graph_nodes.parents holds them: what next tests them without a lookup per spark.';
 alter table app.trail_spark_positions enable row level security;
 create policy "anyone reads trail spark positions" on app.trail_spark_positions
   for select to anon, authenticated
@@ -601,11 +604,13 @@ grant select on app.trail_spark_positions to anon, authenticated;
 -- private.derive_trail_spark_positions
 -- Purpose: the trail-order spark list, computed from the content tables.
 -- Params:  snapshot_id; trail_id, or null for every trail of the snapshot.
--- Returns: (trail_id, ordinal, spark_id, concept_id, spark_title), ordinal 1-based per trail:
---          distinct sparks at their first placement (concept order_index, concept slug,
---          placement order_index), ranked by it and then by spark slug.
+-- Returns: (trail_id, ordinal, spark_id, concept_id, spark_title, parents), ordinal 1-based per
+--          trail: distinct sparks at their first placement (concept order_index, concept slug,
+--          placement order_index), ranked by it and then by spark slug; parents: the spark's
+--          prerequisites in id order (read from app.spark_links: the import fills positions
+--          before the graph nodes, whose parents are the same; pgTAP compares the two).
 create or replace function private.derive_trail_spark_positions(snapshot_id uuid, trail_id uuid)
-returns table(trail_id uuid, ordinal integer, spark_id uuid, concept_id uuid, spark_title text)
+returns table(trail_id uuid, ordinal integer, spark_id uuid, concept_id uuid, spark_title text, parents uuid[])
 language sql
 stable
 set search_path = ''
@@ -617,7 +622,11 @@ as $$
       order by f.concept_order, f.concept_slug, f.spark_order, s.slug))::integer,
     f.spark_id,
     f.concept_id,
-    s.title
+    s.title,
+    coalesce((
+      select pg_catalog.array_agg(l.source_id order by l.source_id)
+      from app.spark_links l
+      where l.snapshot_id = derive_trail_spark_positions.snapshot_id and l.target_id = f.spark_id and l.type = 'prerequisite'), '{}')
   from (
     select distinct on (c.trail_id, cs.spark_id)
       c.trail_id, c.id as concept_id, c.order_index as concept_order, c.slug as concept_slug,
@@ -631,7 +640,7 @@ as $$
   join app.sparks s on s.snapshot_id = derive_trail_spark_positions.snapshot_id and s.id = f.spark_id
 $$;
 comment on function private.derive_trail_spark_positions(uuid,uuid) is
-  'Distinct sparks of one trail (or every trail) of a snapshot in trail order, computed from concepts, placements and sparks.';
+  'Distinct sparks of one trail (or every trail) of a snapshot in trail order with their prerequisites, computed from concepts, placements, sparks and links.';
 grant execute on function private.derive_trail_spark_positions(uuid,uuid) to anon, authenticated;
 
 -- The list counts a trail's sparks against the caller's: an index-only range of spark ids.
@@ -646,9 +655,9 @@ set work_mem to '64MB'
 as $$
 begin
   delete from app.trail_spark_positions p where p.snapshot_id = new.snapshot_id;
-  insert into app.trail_spark_positions (snapshot_id, trail_id, ordinal, spark_id, concept_id, spark_title, progress_json)
+  insert into app.trail_spark_positions (snapshot_id, trail_id, ordinal, spark_id, concept_id, spark_title, progress_json, parents)
   select new.snapshot_id, d.trail_id, d.ordinal, d.spark_id, d.concept_id, d.spark_title,
-    private.spark_progress_json(d.spark_title, d.spark_id, 'not_started', null)::text
+    private.spark_progress_json(d.spark_title, d.spark_id, 'not_started', null)::text, d.parents
   from private.derive_trail_spark_positions(new.snapshot_id, null) d
   order by d.trail_id, d.ordinal;
   return null;
@@ -664,9 +673,10 @@ create trigger snapshot_rollups_trail_spark_positions
 -- private.journey_positions
 -- Purpose: a trail's sparks in trail order as a journey reads them: the stored positions once the
 --          snapshot is rolled up, else derived from the content tables.
--- Returns: (ordinal, spark_id, concept_id, spark_title, progress_json: the not-started element).
+-- Returns: (ordinal, spark_id, concept_id, spark_title, progress_json: the not-started element,
+--          parents: the spark's prerequisites).
 create or replace function private.journey_positions(snapshot_id uuid, trail_id uuid)
-returns table(ordinal integer, spark_id uuid, concept_id uuid, spark_title text, progress_json text)
+returns table(ordinal integer, spark_id uuid, concept_id uuid, spark_title text, progress_json text, parents uuid[])
 language plpgsql
 stable
 -- A trail holds about 250 sparks (the benchmark's catalogs: 25 per concept, 10 concepts).
@@ -676,19 +686,19 @@ as $$
 begin
   if exists (select from app.snapshot_rollups r where r.snapshot_id = journey_positions.snapshot_id) then
     return query
-      select p.ordinal, p.spark_id, p.concept_id, p.spark_title, p.progress_json
+      select p.ordinal, p.spark_id, p.concept_id, p.spark_title, p.progress_json, p.parents
       from app.trail_spark_positions p
       where p.snapshot_id = journey_positions.snapshot_id and p.trail_id = journey_positions.trail_id;
   else
     return query
       select d.ordinal, d.spark_id, d.concept_id, d.spark_title,
-        private.spark_progress_json(d.spark_title, d.spark_id, 'not_started', null)::text
+        private.spark_progress_json(d.spark_title, d.spark_id, 'not_started', null)::text, d.parents
       from private.derive_trail_spark_positions(journey_positions.snapshot_id, journey_positions.trail_id) d;
   end if;
 end
 $$;
 comment on function private.journey_positions(uuid,uuid) is
-  'A trail''s sparks in trail order with their not-started elements: stored once the snapshot is rolled up, else derived.';
+  'A trail''s sparks in trail order with their not-started elements and prerequisites: stored once the snapshot is rolled up, else derived.';
 grant execute on function private.journey_positions(uuid,uuid) to anon, authenticated;
 
 -- private.caller_journeys

@@ -66,7 +66,8 @@ begin
   -- One pass over the sparks of the trails in trail order, with the caller's state on each: the
   -- chosen trail, else the trail of each enrollment whose trail is in the current snapshot.
   walk as materialized (
-    select t.enrollment_id, t.trail_id, t.started_at, p.ordinal, p.spark_id, p.concept_id, st.completed_at, st.last_event_at
+    select t.enrollment_id, t.trail_id, t.started_at, p.ordinal, p.spark_id, p.concept_id, p.parents,
+      st.completed_at, st.last_event_at
     from (
       select null::uuid as enrollment_id, chosen_trail as trail_id, null::timestamp with time zone as started_at
       where chosen_trail is not null
@@ -88,21 +89,15 @@ begin
     from walk w
     group by w.enrollment_id, w.trail_id, w.started_at
   ),
-  -- The sparks not done, each once (at its first trail), with their prerequisites: a primary-key
-  -- probe of app.spark_graph_nodes per spark, so the cost follows the size of the caller's
-  -- trails, not of the catalog.
-  pending as materialized (
-    select distinct on (w.spark_id) r.trail_rank, w.trail_id, w.spark_id, w.concept_id,
-      (select g.parents from app.spark_graph_nodes g
-       where g.snapshot_id = current_snapshot and g.spark_id = w.spark_id) as parents
+  -- Ready: not done, every prerequisite done (the positions carry the prerequisites, so the cost
+  -- follows the size of the caller's trails, not of the catalog); each once, at its first trail.
+  ready as (
+    select distinct on (w.spark_id) r.trail_rank, w.trail_id, w.spark_id, w.concept_id, w.parents
     from walk w
     join trails r on r.trail_id = w.trail_id
-    where w.completed_at is null
+    cross join done
+    where w.completed_at is null and w.parents <@ done.ids
     order by w.spark_id, r.trail_rank, w.ordinal
-  ),
-  -- Ready: every prerequisite done.
-  ready as (
-    select p.* from pending p cross join done where p.parents <@ done.ids
   ),
   chosen as (
     select r.*, s.slug, s.title, s.difficulty, s.estimated_mins,

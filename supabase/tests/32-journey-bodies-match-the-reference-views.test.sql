@@ -159,7 +159,7 @@ select lives_ok(
   $$ select private.refresh_content_rollups('a1000000-0000-4000-8000-000000000001') $$,
   'rolling snapshot 1 up fills its trail spark positions');
 select set_eq(
-  $$ select trail_id, ordinal, spark_id, concept_id, spark_title from app.trail_spark_positions
+  $$ select trail_id, ordinal, spark_id, concept_id, spark_title, parents from app.trail_spark_positions
      where snapshot_id = 'a1000000-0000-4000-8000-000000000001' $$,
   $$ select * from private.derive_trail_spark_positions('a1000000-0000-4000-8000-000000000001', null) $$,
   'stored positions equal the derived ones');

@@ -2,7 +2,7 @@
 -- completed), enrolled trails by recent activity, then trail order, then difficulty closest to
 -- the caller's recent level; only the caller's progress counts.
 begin;
-select plan(15);
+select plan(18);
 
 select tests.create_user('alice');
 select tests.create_user('bob');
@@ -75,6 +75,23 @@ select is(pg_temp.next_slugs(api.list_next_sparks()), '{adv,int,d}', 'an enrolle
 select is(pg_temp.next_slugs(api.list_next_sparks('expert')), '{}', 'trail limits the list to one trail');
 select throws_ok($$ select api.list_next_sparks('no-such-trail') $$, 'PT404', 'trail no-such-trail not found', 'an unknown trail is not found');
 select throws_ok($$ select api.list_next_sparks(null, 0) $$, '22023', 'limit must be an integer between 1 and 100', 'limit_count out of range is refused');
+
+-- Rolled up (as an import does it), the positions are stored with each spark's prerequisites.
+reset role;
+select private.refresh_content_rollups('a6000000-0000-4000-8000-000000000001');
+select is(
+  (select array_agg(p.parents::text order by p.spark_id) from app.trail_spark_positions p
+   where p.snapshot_id = 'a6000000-0000-4000-8000-000000000001'),
+  '{"{}","{}","{}","{e6000000-0000-4000-8000-000000000001}","{}","{}"}',
+  'stored positions carry each spark''s prerequisites (d needs a)');
+select is(
+  (select count(*)::int from app.trail_spark_positions p
+   join app.spark_graph_nodes g on g.snapshot_id = p.snapshot_id and g.spark_id = p.spark_id
+   where p.snapshot_id = 'a6000000-0000-4000-8000-000000000001' and p.parents = g.parents),
+  (select count(*)::int from app.spark_graph_nodes g where g.snapshot_id = 'a6000000-0000-4000-8000-000000000001'),
+  'the stored prerequisites are the graph nodes'' parents, spark for spark');
+select tests.authenticate_as('alice');
+select is(pg_temp.next_slugs(api.list_next_sparks()), '{adv,int,d}', 'stored positions give the list the derived ones gave');
 
 -- acting as bob
 select tests.authenticate_as('bob');
