@@ -341,10 +341,11 @@ grant execute on function private.journey_content_changes(uuid,uuid,uuid) to ano
 -- Params:  since (the older snapshot), snapshot (the newer), trail_id (null: whole snapshots;
 --          else only the trail's entities in either snapshot).
 -- Returns: (kind, entity_id, change).
--- Cost:    two whole rolled-up snapshots: one merge of two primary-key ranges of
---          app.content_entity_digests, index only (no sort, nothing materialised on the way);
---          a trail: a primary-key probe per entity of the trail; otherwise digests derived on
---          the fly (private.content_digests).
+-- Cost:    a snapshot against itself: nothing read (a snapshot's content never changes after
+--          its import, and a draft's document is compared with itself); two whole rolled-up
+--          snapshots: one merge of two primary-key ranges of app.content_entity_digests, index
+--          only (no sort, nothing materialised on the way); a trail: a primary-key probe per
+--          entity of the trail; otherwise digests derived on the fly (private.content_digests).
 create or replace function private.snapshot_changes(since uuid, snapshot uuid, trail_id uuid)
 returns table(kind text, entity_id uuid, change text)
 language plpgsql
@@ -352,6 +353,9 @@ stable
 set search_path = ''
 as $$
 begin
+  if snapshot_changes.since = snapshot_changes.snapshot then
+    return;
+  end if;
   if snapshot_changes.trail_id is null
      and exists (select from app.snapshot_rollups r where r.snapshot_id = snapshot_changes.since)
      and exists (select from app.snapshot_rollups r where r.snapshot_id = snapshot_changes.snapshot) then

@@ -2,7 +2,7 @@
 -- stable ids, with the changed fields named; the stored digests equal a recount; a trail's
 -- digest differs exactly when its change list is not empty; journeys say so.
 begin;
-select plan(17);
+select plan(19);
 
 select tests.create_user('alice');
 
@@ -88,6 +88,13 @@ select set_eq(
   $$ select slug from pg_temp.changes_of(api.list_snapshot_changes('a1500000-0000-4000-8000-000000000002', 'a1500000-0000-4000-8000-000000000001', 't')) $$,
   $$ values ('t'), ('c1'), ('s1'), ('s2'), ('b1') $$,
   'a trail''s list keeps the trail, its concepts, the sparks placed in them and its beacons');
+select is(
+  api.list_snapshot_changes('a1500000-0000-4000-8000-000000000002', 'a1500000-0000-4000-8000-000000000002')::jsonb - 'snapshot_id' - 'since',
+  '{"trail_id": null, "data": [], "meta": {"total": 0, "page": 1, "per_page": 20, "total_pages": 0, "has_next": false, "has_prev": false}}',
+  'a snapshot compared with itself has no changes');
+select is(
+  (api.list_snapshot_changes('a1500000-0000-4000-8000-000000000002', 'a1500000-0000-4000-8000-000000000002', 't') -> 'data')::jsonb, '[]',
+  'nor has one of its trails');
 select is(
   private.trail_content_digest('a1500000-0000-4000-8000-000000000001', 'b1500000-0000-4000-8000-000000000001')
     <> private.trail_content_digest('a1500000-0000-4000-8000-000000000002', 'b1500000-0000-4000-8000-000000000001'),
