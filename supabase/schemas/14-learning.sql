@@ -91,13 +91,32 @@ begin
   ),
   -- Ready: not done, every prerequisite done (the positions carry the prerequisites, so the cost
   -- follows the size of the caller's trails, not of the catalog); each once, at its first trail.
-  ready as (
-    select distinct on (w.spark_id) r.trail_rank, w.trail_id, w.spark_id, w.concept_id, w.parents
+  ready as materialized (
+    select distinct on (w.spark_id) r.trail_rank, w.trail_id, w.ordinal, w.spark_id, w.concept_id, w.parents
     from walk w
     join trails r on r.trail_id = w.trail_id
     cross join done
     where w.completed_at is null and w.parents <@ done.ids
     order by w.spark_id, r.trail_rank, w.ordinal
+  ),
+  -- Only the page's candidates are looked up. Trail order (ordinal) sorts by the same concept and
+  -- placement keys as the list, and only difficulty reorders sparks within one placement of one
+  -- concept; so the list's first limit_count sparks are among the first limit_count by
+  -- (trail_rank, ordinal) and the rest of the last one's concept in that trail.
+  cut as (
+    select r.trail_rank, r.ordinal, r.concept_id
+    from ready r
+    order by r.trail_rank, r.ordinal
+    offset list_next_sparks.limit_count - 1
+    limit 1
+  ),
+  candidates as (
+    select r.*
+    from ready r
+    where not exists (select from cut)
+       or exists (select from cut c
+                  where (r.trail_rank, r.ordinal) <= (c.trail_rank, c.ordinal)
+                     or (r.trail_rank = c.trail_rank and r.concept_id = c.concept_id))
   ),
   chosen as (
     select r.*, s.slug, s.title, s.difficulty, s.estimated_mins,
@@ -105,7 +124,7 @@ begin
       pg_catalog.row_number() over (
         order by r.trail_rank, c.order_index, c.slug, cs.order_index,
           pg_catalog.abs(dl.sort_order - level.value), s.slug, s.id) as position
-    from ready r
+    from candidates r
     join app.sparks s on s.snapshot_id = current_snapshot and s.id = r.spark_id
     join app.difficulty_levels dl on dl.value = s.difficulty
     join app.concepts c on c.snapshot_id = current_snapshot and c.id = r.concept_id

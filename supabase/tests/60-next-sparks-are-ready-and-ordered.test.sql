@@ -2,7 +2,7 @@
 -- completed), enrolled trails by recent activity, then trail order, then difficulty closest to
 -- the caller's recent level; only the caller's progress counts.
 begin;
-select plan(18);
+select plan(19);
 
 select tests.create_user('alice');
 select tests.create_user('bob');
@@ -55,6 +55,8 @@ select is(pg_temp.next_slugs(api.list_next_sparks(null, 1)), '{a}', 'limit_count
 
 select api.record_learning_event('e6000000-0000-4000-8000-000000000001', 'completed', now() - interval '3 hours');
 select is(pg_temp.next_slugs(api.list_next_sparks()), '{int,adv,d}', 'completing a prerequisite makes what needs it ready');
+select is(pg_temp.next_slugs(api.list_next_sparks(null, 1)), '{int}',
+  'a limit inside a tied position still takes the difficulty closest to the level (adv is first in trail order)');
 select is(
   (api.list_next_sparks() -> 'data' -> 2)::jsonb,
   '{"id": "e6000000-0000-4000-8000-000000000004", "slug": "d", "title": "D", "difficulty": "beginner", "estimated_mins": 6,
