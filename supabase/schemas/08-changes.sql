@@ -219,11 +219,11 @@ begin
   insert into app.content_entity_digests (snapshot_id, kind, entity_id, digest)
   select sid, d.kind, d.entity_id, d.digest
   from private.derive_content_digests(sid) d;
-  -- Each trail's digest by the one rule, from the entity digests just stored.
+  -- Every trail's digest by the one rule, in one pass over the entity digests just stored
+  -- (a call per trail re-read the snapshot's scope once per trail: 4.5 s for 200 trails).
   insert into app.trail_content_digests (snapshot_id, trail_id, digest)
-  select sid, t.id, private.trail_content_digest(sid, t.id)
-  from app.trails t
-  where t.snapshot_id = sid;
+  select sid, d.trail_id, d.digest
+  from private.derive_trail_digests(sid, null) d;
 end
 $$;
 comment on function private.refresh_content_digests(uuid) is
@@ -287,11 +287,32 @@ comment on function private.content_digests(uuid,uuid) is
   'Entity digests of a snapshot, or of one trail''s entities in it: stored once the snapshot is rolled up, else derived.';
 grant execute on function private.content_digests(uuid,uuid) to anon, authenticated;
 
+-- private.derive_trail_digests
+-- Purpose: the rule equal digests mean "nothing of the trail changed" rests on: a trail's digest
+--          is the md5 over its entities (private.trail_scope) as "kind:id:digest", in kind and id
+--          order, from the entities' digests (private.content_digests).
+-- Params:  snapshot_id; trail_id, or null for every trail of the snapshot.
+-- Returns: (trail_id, digest).
+create or replace function private.derive_trail_digests(snapshot_id uuid, trail_id uuid)
+returns table(trail_id uuid, digest uuid)
+language sql
+stable
+set search_path = ''
+as $$
+  select s.trail_id,
+         pg_catalog.md5(pg_catalog.string_agg(d.kind || ':' || d.entity_id || ':' || d.digest, ',' order by d.kind, d.entity_id))::uuid
+  from private.trail_scope(derive_trail_digests.snapshot_id, derive_trail_digests.trail_id) s
+  join private.content_digests(derive_trail_digests.snapshot_id, derive_trail_digests.trail_id) d
+    on d.kind = s.kind and d.entity_id = s.entity_id
+  group by s.trail_id
+$$;
+comment on function private.derive_trail_digests(uuid,uuid) is
+  'Digest of one trail (or of every trail) of a snapshot: md5 over its entities'' kind:id:digest in order, computed from the entity digests.';
+grant execute on function private.derive_trail_digests(uuid,uuid) to anon, authenticated;
+
 -- private.trail_content_digest
--- Purpose: one trail's digest in one snapshot, the rule equal digests mean "nothing of the trail
---          changed" rests on: md5 over its entities (private.trail_scope) as "kind:id:digest",
---          in kind and id order. Stored once the snapshot is rolled up (the import writes it with
---          this function), else computed.
+-- Purpose: one trail's digest in one snapshot (private.derive_trail_digests): stored once the
+--          snapshot is rolled up (the import writes every trail's at once), else computed.
 create or replace function private.trail_content_digest(snapshot_id uuid, trail_id uuid)
 returns uuid
 language sql
@@ -301,11 +322,10 @@ as $$
   select coalesce(
     (select d.digest from app.trail_content_digests d
      where d.snapshot_id = trail_content_digest.snapshot_id and d.trail_id = trail_content_digest.trail_id),
-    (select pg_catalog.md5(pg_catalog.string_agg(d.kind || ':' || d.entity_id || ':' || d.digest, ',' order by d.kind, d.entity_id))::uuid
-     from private.content_digests(trail_content_digest.snapshot_id, trail_content_digest.trail_id) d))
+    (select d.digest from private.derive_trail_digests(trail_content_digest.snapshot_id, trail_content_digest.trail_id) d))
 $$;
 comment on function private.trail_content_digest(uuid,uuid) is
-  'A trail''s digest in a snapshot: md5 over its entities'' kind:id:digest in order; stored when the snapshot is rolled up, else computed.';
+  'A trail''s digest in a snapshot (private.derive_trail_digests): stored when the snapshot is rolled up, else computed.';
 grant execute on function private.trail_content_digest(uuid,uuid) to anon, authenticated;
 
 -- private.journey_content_changes

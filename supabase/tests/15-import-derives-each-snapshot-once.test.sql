@@ -3,17 +3,21 @@
 -- triggers keep: after a no-op update of every content row (update triggers are never deferred:
 -- they take each row's figures out and put them back), nothing may differ.
 begin;
-select plan(9);
+select plan(10);
 
 create temporary table imported (result jsonb);
 insert into imported select private.import_content_bundle('{
   "snapshot": {"name": "Derived", "version_label": "d1"},
   "categories": [{"slug": "tech", "name": "Technology"}],
   "domains": [{"slug": "data", "name": "Data Craft", "category": "tech", "description": "Tables and queries"}],
-  "trails": [{"slug": "sql", "domain": "data", "title": "SQL Basics", "difficulty_level": "beginner", "description": "Asking questions"}],
+  "trails": [
+    {"slug": "sql", "domain": "data", "title": "SQL Basics", "difficulty_level": "beginner", "description": "Asking questions"},
+    {"slug": "nosql", "domain": "data", "title": "Documents", "description": "Without tables"}
+  ],
   "concepts": [
     {"slug": "select", "trail": "sql", "title": "Selecting Rows", "sparks": ["select-star", "where"]},
-    {"slug": "joins", "trail": "sql", "title": "Joining Tables", "sparks": ["inner-join", "where"]}
+    {"slug": "joins", "trail": "sql", "title": "Joining Tables", "sparks": ["inner-join", "where"]},
+    {"slug": "documents", "trail": "nosql", "title": "Storing Documents", "sparks": ["where"]}
   ],
   "sparks": [
     {"slug": "select-star", "title": "Selecting Everything", "summary": "All the columns", "difficulty": "beginner", "estimated_mins": 5},
@@ -45,6 +49,14 @@ select ok((select pg_catalog.count(*) from figures_after_import where kind = 'po
 select is((select pg_catalog.count(*)::int from figures_after_import where kind = 'graph'), 4, 'one graph node row per spark');
 select is((select pg_catalog.count(*)::int from figures_after_import where kind = 'graph' and row ->> 'round' is null), 0,
   'every graph node row carries its stored round');
+
+-- The import stores every trail's digest in one grouped pass; each equals its own trail's recount
+-- (a spark placed in both trails belongs to both).
+select set_eq(
+  $$ select d.trail_id, d.digest from app.trail_content_digests d where d.snapshot_id = (select id from derived_snapshot) $$,
+  $$ select t.id, (select r.digest from private.derive_trail_digests(t.snapshot_id, t.id) r)
+     from app.trails t where t.snapshot_id = (select id from derived_snapshot) $$,
+  'every trail''s stored digest, written in one pass, equals the recount of that trail alone');
 
 -- Every row again through the update triggers.
 update app.sparks set title = title where snapshot_id = (select id from derived_snapshot);
