@@ -12,11 +12,12 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { loadConfig } from '../src/config.js';
+import type { ContentBundle } from '../src/content/bundle-schema.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.js';
 import { prepareDatabase } from '../src/db/database.js';
 import { apiLoginUrl } from '../src/db/login-role.js';
@@ -26,6 +27,7 @@ import { apiPoolSettings, requestKey, type ReplayStatement } from './passthrough
 import { FAMILIES, GROWTH_GROUPS, type Family, type RequestSpec, type Variant } from './endpoints.js';
 import { BENCH_JWT_SECRET, BENCH_SERVICE_SECRET, HOT_VARIANTS, LEARNERS, VARIED_VARIANTS, sampleFixtures, tokenUser, type Fixtures } from './fixtures.js';
 import { dispatchOf, loadMix, mixScripts, replayable, sameStatement, shapeOf, statementFor, zipfRepeatShare, type MixStatement } from './mix.js';
+import { reviseBundle } from './revision.js';
 import { createSessionMinter, type SessionMinter } from './sessions.js';
 import { npmStartArgs } from './start-command.js';
 import { runPgbench, runWrk, writeRequestsFile, type LoadResult, type PgbenchTarget, type WrkMode } from './loadgen.js';
@@ -203,6 +205,13 @@ async function loadDataset(url: string, scale: number): Promise<Dataset> {
   const importRun: ImportRun = { sparks, bundle_mb: statSync(bundle).size / 1e6, seconds: (performance.now() - began) / 1000, cli_cpu_s: imp.cpuSeconds, phases };
   log(`imported in ${importRun.seconds.toFixed(1)} s: ${phases.map((p) => `${p.phase} ${((p.ms ?? 0) / 1000).toFixed(1)} s`).join(', ')}`);
 
+  // The next release over it, so change lists compare two real snapshots (bench/revision.ts).
+  const revision = path.join(tempDir!, `bundle-${scale}-r2.json`);
+  await writeFile(revision, JSON.stringify(reviseBundle(JSON.parse(await readFile(bundle, 'utf8')) as ContentBundle)));
+  const rev = await runMeasured('npm', ['run', '--silent', 'content', '--', 'import', revision, '--promote'], { DATABASE_URL: url, LOG_LEVEL: 'warn' }, 4 * 3600_000);
+  if (rev.code !== 0) throw new Error(`content import of the revision failed: ${rev.stderr}\n${rev.stdout}`);
+  log('imported and promoted the next release (2 % of sparks edited, 0.5 % removed, 0.5 % added)');
+
   const learners = Math.min(opts.learners, opts.users * scale);
   log(`signing in ${learners} learners through the auth service`);
   const minter = await createSessionMinter(url, API_ENV);
@@ -225,7 +234,7 @@ async function loadDataset(url: string, scale: number): Promise<Dataset> {
   } finally {
     await vacuum.end();
   }
-  return { source: `content CLI (generate --sparks ${sparks} --seed 42; import --promote)`, import: importRun, learnerTokens };
+  return { source: `content CLI (generate --sparks ${sparks} --seed 42; import --promote; then its next release, bench/revision.ts, import --promote)`, import: importRun, learnerTokens };
 }
 
 async function datasetCounts(url: string): Promise<Record<string, number>> {
