@@ -201,8 +201,43 @@ create policy "anyone reads trail content digests" on app.trail_content_digests
   using (true);
 grant select on app.trail_content_digests to anon, authenticated;
 
+create table app.trail_entity_digests (
+  snapshot_id uuid not null references app.snapshots (id) on delete cascade,
+  trail_id uuid not null,
+  kind text not null,
+  entity_id uuid not null,
+  digest uuid not null,
+  constraint trail_entity_digests_pkey primary key (snapshot_id, trail_id, kind, entity_id) include (digest)
+);
+comment on table app.trail_entity_digests is
+  'Per snapshot and trail: the digest of each of the trail''s entities (private.trail_scope), so a trail''s change list merges two short primary-key ranges instead of looking up the trail''s scope. Filled from app.snapshot_rollups at import.';
+alter table app.trail_entity_digests enable row level security;
+create policy "anyone reads trail entity digests" on app.trail_entity_digests
+  for select to anon, authenticated
+  using (true);
+grant select on app.trail_entity_digests to anon, authenticated;
+
+create table app.release_changes (
+  snapshot_id uuid not null references app.snapshots (id) on delete cascade,
+  since uuid not null references app.snapshots (id) on delete cascade,
+  kind text not null,
+  entity_id uuid not null,
+  change text not null,
+  constraint release_changes_pkey primary key (snapshot_id, since, kind, entity_id) include (change)
+);
+comment on table app.release_changes is
+  'A release''s whole change list (private.snapshot_changes) against the snapshot that was current when it was imported: the pair an app asks about after a release, kept so the question does not compare two whole catalogs each time. Other pairs are compared when asked. Filled from app.snapshot_rollups at import.';
+alter table app.release_changes enable row level security;
+create policy "anyone reads release changes" on app.release_changes
+  for select to anon, authenticated
+  using (true);
+grant select on app.release_changes to anon, authenticated;
+create index release_changes_since on app.release_changes (since);
+
 -- private.refresh_content_digests
--- Purpose: (re)computes one snapshot's entity digests and trail digests from its content rows.
+-- Purpose: (re)computes one snapshot's entity digests, each trail's entity digests and the trail
+--          digests from its content rows, and its change list against the current snapshot
+--          (app.release_changes).
 --          Called by the trigger below at the end of every import, and by the migration that
 --          filled the snapshots imported before digests existed.
 create or replace function private.refresh_content_digests(snapshot_id uuid)
@@ -213,21 +248,37 @@ set work_mem to '64MB'
 as $$
 declare
   sid constant uuid := refresh_content_digests.snapshot_id;
+  previous uuid;
 begin
   delete from app.content_entity_digests d where d.snapshot_id = sid;
+  delete from app.trail_entity_digests d where d.snapshot_id = sid;
   delete from app.trail_content_digests d where d.snapshot_id = sid;
   insert into app.content_entity_digests (snapshot_id, kind, entity_id, digest)
   select sid, d.kind, d.entity_id, d.digest
   from private.derive_content_digests(sid) d;
+  insert into app.trail_entity_digests (snapshot_id, trail_id, kind, entity_id, digest)
+  select sid, s.trail_id, s.kind, s.entity_id, d.digest
+  from private.trail_scope(sid, null) s
+  join app.content_entity_digests d on d.snapshot_id = sid and d.kind = s.kind and d.entity_id = s.entity_id
+  order by s.trail_id, s.kind, s.entity_id;
   -- Every trail's digest by the one rule, in one pass over the entity digests just stored
   -- (a call per trail re-read the snapshot's scope once per trail: 4.5 s for 200 trails).
   insert into app.trail_content_digests (snapshot_id, trail_id, digest)
   select sid, d.trail_id, d.digest
   from private.derive_trail_digests(sid, null) d;
+  -- The release's change list against the snapshot current now (the previous release), by the
+  -- one comparison rule; nothing when this snapshot is the current one.
+  delete from app.release_changes c where c.snapshot_id = sid;
+  select s.id into previous from app.snapshots s where s.status = 'published' and s.id <> sid;
+  if previous is not null then
+    insert into app.release_changes (snapshot_id, since, kind, entity_id, change)
+    select sid, previous, c.kind, c.entity_id, c.change
+    from private.snapshot_changes(previous, sid, null) c;
+  end if;
 end
 $$;
 comment on function private.refresh_content_digests(uuid) is
-  'Recomputes one snapshot''s app.content_entity_digests and app.trail_content_digests from its content rows.';
+  'Recomputes one snapshot''s app.content_entity_digests, app.trail_entity_digests and app.trail_content_digests from its content rows, and its app.release_changes against the current snapshot.';
 
 -- The digests are written when a snapshot's rollup row is (the import's last step), in the
 -- import's transaction.
@@ -269,9 +320,9 @@ begin
     else
       return query
         select d.kind, d.entity_id, d.digest
-        from private.trail_scope(content_digests.snapshot_id, content_digests.trail_id) s
-        join app.content_entity_digests d
-          on d.snapshot_id = content_digests.snapshot_id and d.kind = s.kind and d.entity_id = s.entity_id;
+        from app.trail_entity_digests d
+        where d.snapshot_id = content_digests.snapshot_id and d.trail_id = content_digests.trail_id
+        order by d.kind, d.entity_id;
     end if;
   else
     return query
@@ -377,6 +428,12 @@ begin
     return;
   end if;
   if snapshot_changes.trail_id is null
+     and exists (select from app.release_changes c where c.snapshot_id = snapshot_changes.snapshot and c.since = snapshot_changes.since) then
+    return query
+      select c.kind, c.entity_id, c.change
+      from app.release_changes c
+      where c.snapshot_id = snapshot_changes.snapshot and c.since = snapshot_changes.since;
+  elsif snapshot_changes.trail_id is null
      and exists (select from app.snapshot_rollups r where r.snapshot_id = snapshot_changes.since)
      and exists (select from app.snapshot_rollups r where r.snapshot_id = snapshot_changes.snapshot) then
     return query
@@ -470,12 +527,25 @@ begin
     offset (list_snapshot_changes.page - 1)::bigint * list_snapshot_changes.per_page
     limit list_snapshot_changes.per_page
   ),
+  -- Documents for the page only, built once per side and kind for all of the page's ids (a call
+  -- per row cost a function call and its setup for each): the newer side unless removed, the
+  -- older unless added.
+  documents as (
+    select k.side, k.kind, d.entity_id, d.document
+    from (
+      select sides.side, p.kind, pg_catalog.array_agg(p.entity_id) as ids
+      from page_rows p
+      cross join (values ('newer', 'removed'), ('older', 'added')) sides(side, absent)
+      where p.change <> sides.absent
+      group by sides.side, p.kind
+    ) k
+    cross join lateral private.content_entity_documents(case k.side when 'newer' then newer else older end, k.kind, k.ids) d
+  ),
   described as (
-    -- Documents for the page only: the newer side unless removed, the older unless added.
     select p.*, n.document as newer_doc, o.document as older_doc, coalesce(n.document, o.document) as shown
     from page_rows p
-    left join lateral private.content_entity_documents(newer, p.kind, array[p.entity_id]) n on p.change <> 'removed'
-    left join lateral private.content_entity_documents(older, p.kind, array[p.entity_id]) o on p.change <> 'added'
+    left join documents n on n.side = 'newer' and n.kind = p.kind and n.entity_id = p.entity_id
+    left join documents o on o.side = 'older' and o.kind = p.kind and o.entity_id = p.entity_id
   )
   select pg_catalog.json_build_object(
     'snapshot_id', newer,

@@ -2,7 +2,7 @@
 -- stable ids, with the changed fields named; the stored digests equal a recount; a trail's
 -- digest differs exactly when its change list is not empty; journeys say so.
 begin;
-select plan(19);
+select plan(22);
 
 select tests.create_user('alice');
 
@@ -72,10 +72,29 @@ select set_eq(
 select is(
   (select count(*)::int from app.trail_content_digests where snapshot_id = 'a1500000-0000-4000-8000-000000000002'), 1,
   'every trail of a rolled-up snapshot has a stored digest');
+select set_eq(
+  $$ select trail_id, kind, entity_id, digest from app.trail_entity_digests where snapshot_id = 'a1500000-0000-4000-8000-000000000001' $$,
+  $$ select s.trail_id, s.kind, s.entity_id, d.digest
+     from private.trail_scope('a1500000-0000-4000-8000-000000000001', null) s
+     join private.derive_content_digests('a1500000-0000-4000-8000-000000000001') d on d.kind = s.kind and d.entity_id = s.entity_id $$,
+  'the stored trail entity digests are each trail''s entities with their recounted digests');
 select results_eq(
   $$ select * from pg_temp.changes_of(api.list_snapshot_changes('a1500000-0000-4000-8000-000000000002', 'a1500000-0000-4000-8000-000000000001')) $$,
   $$ select * from expected order by array_position(array['category','domain','trail','concept','spark','beacon'], type), id $$,
   'stored digests give the same list');
+select is(
+  (select count(*)::int from app.release_changes where snapshot_id = 'a1500000-0000-4000-8000-000000000001' and since = 'a1500000-0000-4000-8000-000000000002'), 7,
+  'a snapshot rolled up while another is current keeps its whole change list against it');
+-- v2 rolled up again as the release after v1 (v1 current then): its list is read, not compared.
+update app.snapshots set status = 'archived' where id = 'a1500000-0000-4000-8000-000000000002';
+update app.snapshots set status = 'published' where id = 'a1500000-0000-4000-8000-000000000001';
+select private.refresh_content_digests('a1500000-0000-4000-8000-000000000002');
+update app.snapshots set status = 'archived' where id = 'a1500000-0000-4000-8000-000000000001';
+update app.snapshots set status = 'published' where id = 'a1500000-0000-4000-8000-000000000002';
+select results_eq(
+  $$ select * from pg_temp.changes_of(api.list_snapshot_changes('a1500000-0000-4000-8000-000000000002', 'a1500000-0000-4000-8000-000000000001')) $$,
+  $$ select * from expected order by array_position(array['category','domain','trail','concept','spark','beacon'], type), id $$,
+  'a release''s kept change list gives the same list');
 select is(
   (api.list_snapshot_changes('a1500000-0000-4000-8000-000000000002', 'a1500000-0000-4000-8000-000000000001', null, 2, 3) -> 'meta')::jsonb,
   '{"total": 7, "page": 2, "per_page": 3, "total_pages": 3, "has_next": true, "has_prev": true}',
