@@ -413,10 +413,11 @@ grant execute on function private.journey_content_changes(uuid,uuid,uuid) to ano
 --          else only the trail's entities in either snapshot).
 -- Returns: (kind, entity_id, change).
 -- Cost:    a snapshot against itself: nothing read (a snapshot's content never changes after
---          its import, and a draft's document is compared with itself); two whole rolled-up
---          snapshots: one merge of two primary-key ranges of app.content_entity_digests, index
---          only (no sort, nothing materialised on the way); a trail: a primary-key probe per
---          entity of the trail; otherwise digests derived on the fly (private.content_digests).
+--          its import, and a draft's document is compared with itself); a release against the
+--          snapshot current at its import: its kept list (app.release_changes); two other whole
+--          rolled-up snapshots: one join of their app.content_entity_digests ranges (grows with
+--          the catalog); a trail: two primary-key ranges of app.trail_entity_digests; otherwise
+--          digests derived on the fly (private.content_digests).
 create or replace function private.snapshot_changes(since uuid, snapshot uuid, trail_id uuid)
 returns table(kind text, entity_id uuid, change text)
 language plpgsql
