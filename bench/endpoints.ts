@@ -11,6 +11,7 @@
  * first: wrk and pgbench draw them with Zipf's law (s = 1) by that rank.
  */
 import { misspell, random, type BenchLearner, type Fixtures } from './fixtures.js';
+import { zipfCumulative } from './mix.js';
 
 export type Group = 'catalog' | 'snapshot' | 'journey' | 'search' | 'graph' | 'auth' | 'metadata' | 'write';
 
@@ -93,17 +94,48 @@ const caller = (f: Fixtures, i: number) => (i % 4 === 3 || f.learners.length ===
 /** Who asks where the route needs a signed-in caller (search, graph, snapshots): a learner. */
 const signedIn = (f: Fixtures, i: number) => (f.learners.length ? bearer(learner(f, i)!.token) : undefined);
 
+/** Zipf (s = 1) samplers of word lists ordered most frequent first, built once per list. */
+const zipfSamplers = new WeakMap<readonly string[], (r: () => number) => string>();
+/** A word of `words` (most frequent first) drawn with Zipf's law: rank k with probability (1/k) / H(n). */
+function word(words: readonly string[], r: () => number): string {
+  let draw = zipfSamplers.get(words);
+  if (!draw) {
+    const cumulative = zipfCumulative(words.length);
+    draw = (rand) => {
+      const u = rand() * 1e9;
+      let lo = 0;
+      let hi = cumulative.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (cumulative[mid] < u) lo = mid + 1;
+        else hi = mid;
+      }
+      return words[lo];
+    };
+    zipfSamplers.set(words, draw);
+  }
+  return draw(r);
+}
+/** The words of at least `min` letters, in the same order, filtered once per list. */
+const longWordLists = new WeakMap<readonly string[], Map<number, string[]>>();
+function longWords(words: readonly string[], min: number): string[] {
+  const byMin = longWordLists.get(words) ?? new Map<number, string[]>();
+  longWordLists.set(words, byMin);
+  if (!byMin.has(min)) byMin.set(min, words.filter((w) => w.length >= min));
+  return byMin.get(min)!;
+}
+
 /** Search text from the dataset's vocabulary: one or two words; with `typo` >= 0 its first word misspelled. */
 function searchText(f: Fixtures, typo: number, r: () => number): string {
-  const words = r() < 0.5 ? [pick(f.words, r)] : [pick(f.words, r), pick(f.words, r)];
-  if (typo >= 0) words[0] = misspell(words[0].length >= 4 ? words[0] : pick(f.words.filter((w) => w.length >= 4), r), typo);
+  const words = r() < 0.5 ? [word(f.words, r)] : [word(f.words, r), word(f.words, r)];
+  if (typo >= 0) words[0] = misspell(words[0].length >= 4 ? words[0] : word(longWords(f.words, 4), r), typo);
   return words.join(' ');
 }
 
 /** What a learner types into the search box: a prefix of a word, after whole words; with `typo` >= 0 the prefix misspelled. */
 function typedPrefix(f: Fixtures, typo: number, r: () => number): string {
-  const words = r() < 0.6 ? [] : [pick(f.words, r)];
-  const last = pick(f.words.filter((w) => typo < 0 || w.length >= 5), r);
+  const words = r() < 0.6 ? [] : [word(f.words, r)];
+  const last = word(typo < 0 ? f.words : longWords(f.words, 5), r);
   const typed = last.slice(0, Math.min(last.length, (typo < 0 ? 2 : 5) + Math.floor(r() * 5)));
   return [...words, typo < 0 ? typed : misspell(typed, typo)].join(' ');
 }

@@ -25,7 +25,11 @@ export interface Fixtures {
   sparkSlugs: string[];
   /** Sparks deep enough in the graph that depth 3 and 10 differ (the hot graph variants). */
   deepSparkSlugs: string[];
-  /** The dataset's own words (its search lexicon), shuffled: what search and autocomplete are sent. */
+  /**
+   * The dataset's own words (its search lexicon, words english full-text search indexes), most
+   * frequent first: search and autocomplete draw them with Zipf's law, as a query log asks for
+   * common words most.
+   */
   words: string[];
   learners: BenchLearner[];
   /** The published and archived snapshots, the current one first: what change lists compare. */
@@ -98,8 +102,11 @@ export async function sampleFixtures(sql: postgres.Sql, learnerTokens: string[])
     select g.slug from app.spark_graph_nodes g
     where g.snapshot_id = ${snapshot} and g.round >= 12
     order by g.slug limit ${HOT_VARIANTS}`).map((r) => r.slug);
-  const words = shuffled((await sql<{ word: string }[]>`
-    select word from app.search_lexicon where snapshot_id = ${snapshot} and char_length(word) >= 3 and word !~ '^[0-9]+$' order by word`).map((r) => r.word), 23);
+  const words = (await sql<{ word: string }[]>`
+    select word from app.search_lexicon
+    where snapshot_id = ${snapshot} and char_length(word) >= 3 and word !~ '^[0-9]+$'
+      and to_tsvector('english', word) <> ''::tsvector
+    order by docs desc, word`).map((r) => r.word);
   const snapshotIds = (await sql<{ id: string }[]>`
     select id from app.snapshots where status in ('published', 'archived')
     order by (id = ${snapshot}) desc, published_at desc nulls last, id`).map((r) => r.id);

@@ -7,8 +7,13 @@
  * later trail builds on the domain's two foundation trails, so depth stays bounded (about 30)
  * however large the catalog. The same --sparks and --seed always give the same bytes.
  *
+ * Text is written from a vocabulary shaped like a real catalog's (see `vocabulary`): Zipf-
+ * distributed words (s = 1), a few very common, most in a handful of documents, and a vocabulary
+ * that grows with the catalog (Heaps' law), so search meets both common and rare words.
+ *
  * Output is produced as a stream of text chunks: memory stays bounded by the per-concept and
- * per-trail tables (a few numbers per concept), never by the number of sparks or links.
+ * per-trail tables (a few numbers per concept) and the vocabulary (about 30 * sqrt(sparks)
+ * words), never by the number of sparks or links.
  */
 
 export interface GenerateOptions {
@@ -35,6 +40,11 @@ const VERBS = ['Understanding', 'Exploring', 'Building', 'Debugging', 'Designing
 const DIFFICULTIES = ['beginner', 'intermediate', 'advanced', 'expert'] as const;
 const TRAIL_DIFFICULTIES = ['beginner', 'intermediate', 'advanced', 'expert', null] as const;
 const COLORS = ['#2563EB', '#7C3AED', '#DB2777', '#059669', '#EA580C', '#0891B2', '#CA8A04', '#DC2626', '#4F46E5', '#65A30D'];
+
+// Pseudo-words of the vocabulary's long tail: syllables of these, so they read like words.
+const ONSETS = ['b', 'c', 'd', 'f', 'g', 'k', 'l', 'm', 'n', 'p', 'r', 's', 't', 'v', 'z', 'br', 'cr', 'dr', 'gr', 'pl', 'st', 'tr', 'sh', 'ch', 'th'];
+const NUCLEI = ['a', 'e', 'i', 'o', 'u', 'ai', 'ea', 'io', 'ou'];
+const CODAS = ['', '', '', 'n', 'r', 'l', 's', 'm', 'x', 'nd', 'rt', 'st'];
 
 /** 32-bit FNV-1a of a string: seeds the per-entity generators. */
 function hash(text: string): number {
@@ -82,6 +92,50 @@ const starts = (sizes: Int32Array) => {
   return result;
 };
 
+/**
+ * The catalog's words, most frequent first, and a Zipf (s = 1) sampler over them. Heaps' law
+ * sizes it: 30 * sqrt(sparks) words (about 6,700 at 50,000 sparks, 21,000 at 500,000), at
+ * least 200. The 40 real adjectives and nouns are the common head (in a seed-shuffled order),
+ * then pronounceable pseudo-words (4-12 letters, all distinct), the same prefix for every size
+ * with one seed. Each of the about ten words a spark draws is word r with probability
+ * 1 / (r * H(n)), so at 50,000 sparks the first word is in about two thirds of the sparks and
+ * the median word in a few dozen (docs/search-graph.md, "The benchmark vocabulary").
+ */
+export function vocabulary(sparks: number, seed: string) {
+  const size = Math.max(200, Math.round(30 * Math.sqrt(sparks)));
+  const r = rng(hash(`${seed}:vocabulary`));
+  const head = [...ADJECTIVES, ...NOUNS];
+  for (let i = head.length - 1; i > 0; i--) {
+    const j = Math.floor(r() * (i + 1));
+    [head[i], head[j]] = [head[j], head[i]];
+  }
+  const words = [...head];
+  const seen = new Set(words);
+  while (words.length < size) {
+    let word = '';
+    for (let n = 2 + Math.floor(r() * 2); n > 0; n--) word += pick(ONSETS, r) + pick(NUCLEI, r) + (n === 1 ? pick(CODAS, r) : '');
+    if (word.length < 4 || word.length > 12 || seen.has(word)) continue;
+    seen.add(word);
+    words.push(word);
+  }
+  const cumulative = new Float64Array(size);
+  let sum = 0;
+  for (let i = 0; i < size; i++) cumulative[i] = sum += 1 / (i + 1);
+  /** A word drawn with Zipf's law: rank r (1-based) with probability proportional to 1 / r. */
+  const draw = (rand: () => number) => {
+    const u = rand() * sum;
+    let lo = 0;
+    let hi = size - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cumulative[mid] < u) lo = mid + 1;
+      else hi = mid;
+    }
+    return words[lo];
+  };
+  return { words, draw };
+}
+
 export function catalogShape(sparks: number) {
   const concepts = Math.max(1, Math.min(sparks, Math.round(sparks / 25)));
   const trails = Math.max(1, Math.min(concepts, Math.round(concepts / 10)));
@@ -106,6 +160,8 @@ export function* generateBundle(options: GenerateOptions): Generator<string> {
   const domainOf = new Int32Array(shape.trails);
   for (let d = 0; d < shape.domains; d++) for (let t = domainTrails[d]; t < domainTrails[d + 1]; t++) domainOf[t] = d;
 
+  const vocab = vocabulary(total, options.seed);
+  const w = vocab.draw;
   const entityRng = (kind: string, index: number) => rng(hash(`${options.seed}:${kind}:${index}`));
   const domainName = (d: number) => `${DOMAIN_NAMES[d % DOMAIN_NAMES.length]}${d >= DOMAIN_NAMES.length ? ` ${Math.floor(d / DOMAIN_NAMES.length) + 1}` : ''}`;
   const domainSlug = (d: number) => `domain-${pad(d)}`;
@@ -161,7 +217,7 @@ export function* generateBundle(options: GenerateOptions): Generator<string> {
       icon: 'sparkles',
       color: pick(COLORS, r),
       category: `category-${pad(Math.floor(d / 4))}`,
-      learning_outcomes: [`Explain the ${pick(ADJECTIVES, r)} ${pick(NOUNS, r)}`, `Apply ${pick(NOUNS, r)} with confidence`],
+      learning_outcomes: [`Explain the ${w(r)} ${w(r)}`, `Apply ${w(r)} with confidence`],
     });
   });
   yield* array('trails', shape.trails, (t) => {
@@ -170,8 +226,8 @@ export function* generateBundle(options: GenerateOptions): Generator<string> {
     return JSON.stringify({
       slug: trailSlug(t),
       domain: domainSlug(domainOf[t]),
-      title: title([pick(ADJECTIVES, r), pick(NOUNS, r), `${t + 1}`]),
-      description: `A trail through ${pick(ADJECTIVES, r)} ${pick(NOUNS, r)}.`,
+      title: title([w(r), w(r), `${t + 1}`]),
+      description: `A trail through ${w(r)} ${w(r)} and ${w(r)}.`,
       difficulty_level: TRAIL_DIFFICULTIES[local % TRAIL_DIFFICULTIES.length],
     });
   });
@@ -182,8 +238,8 @@ export function* generateBundle(options: GenerateOptions): Generator<string> {
     return JSON.stringify({
       slug: conceptSlug(c),
       trail: trailSlug(trailOf[c]),
-      title: title([pick(ADJECTIVES, r), pick(NOUNS, r), `${c + 1}`]),
-      description: `Key ideas of ${pick(NOUNS, r)}.`,
+      title: title([w(r), w(r), `${c + 1}`]),
+      description: `Key ideas of ${w(r)} ${w(r)}.`,
       sparks,
     });
   });
@@ -191,11 +247,12 @@ export function* generateBundle(options: GenerateOptions): Generator<string> {
     const r = entityRng('spark', s);
     const c = conceptOfSpark(s);
     const level = Math.min(3, Math.floor(((c - trailConcepts[trailOf[c]]) * 4) / Math.max(1, trailConcepts[trailOf[c] + 1] - trailConcepts[trailOf[c]])));
-    const noun = pick(NOUNS, r);
+    const topic = r() < 0.5 ? [w(r), w(r)] : [w(r), w(r), w(r)];
+    const summary = [w(r), w(r), topic[topic.length - 1], w(r), w(r), w(r)];
     return JSON.stringify({
       slug: sparkSlug(s),
-      title: `${pick(VERBS, r)} ${title([pick(ADJECTIVES, r), noun])} #${s + 1}`,
-      summary: `A short, focused look at ${pick(ADJECTIVES, r)} ${noun} and how they connect to ${pick(NOUNS, r)}.`,
+      title: `${pick(VERBS, r)} ${title(topic)} #${s + 1}`,
+      summary: `${title([summary[0]])} ${summary[1]} for ${summary[2]} ${summary[3]}, with ${summary[4]} ${summary[5]}.`,
       difficulty: DIFFICULTIES[level],
       estimated_mins: 3 + Math.floor(r() * 18),
     });
