@@ -530,8 +530,9 @@ importing the dataset and preparing the mixes: about 75 minutes for the full run
   requests, most popular first, each with \`args\`, the api function's arguments the request sets
   (parameter names as in \`api.*\`); \`hot: true\` adds a 16-variant hot run, \`write\` marks writes.
 - **The varied mix**: each family has up to 50,000 distinct requests where the data allows: search
-  and autocomplete text from the dataset's own vocabulary (its search lexicon; one or two words, or a
-  typed prefix after whole words; one query in three misspelled: two letters swapped or one dropped),
+  and autocomplete text from the dataset's own vocabulary (its search lexicon, words drawn by Zipf's law
+  over their frequency; one or two words, or a typed prefix after whole words; one query in three
+  misspelled: two letters swapped or one dropped),
   type, difficulty and page filters; every spark as a graph and path target; discovery filters and pages
   over every domain and trail; 2,000 learners signed in through the auth service (real sessions,
   checked by the database on every request) with their own enrollments and learning events for the

@@ -6,6 +6,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openConnection, runContentCli, type CliIo, type Connection } from '../../src/cli/content.js';
 import { ContentBundleSchema } from '../../src/content/bundle-schema.js';
+import { vocabulary } from '../../src/content/generate.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { smallBundle } from '../helpers/bundle.js';
 
@@ -69,6 +70,23 @@ describe('content CLI', () => {
       expect(depth).toBeLessThanOrEqual(40);
       expect(new Set(bundle.trails?.map((t) => t.difficulty_level))).toEqual(new Set(['beginner', 'intermediate', 'advanced', 'expert', null]));
       expect(new Set(bundle.concepts?.flatMap((c) => c.sparks ?? [])).size).toBe(5000);
+    });
+
+    it('writes from a Zipf vocabulary that grows with the catalog: a few very common words, most in a handful of sparks', async () => {
+      const bundle = ContentBundleSchema.parse(JSON.parse(await generate(5000, 'shape')));
+      const docs = new Map<string, number>();
+      for (const spark of bundle.sparks ?? []) {
+        for (const word of new Set(`${spark.title} ${spark.summary ?? ''}`.toLowerCase().match(/[a-z-]+/g))) docs.set(word, (docs.get(word) ?? 0) + 1);
+      }
+      const counts = [...docs.entries()].filter(([word]) => !['for', 'with'].includes(word)).map(([, n]) => n).sort((a, b) => a - b);
+      expect(counts.length).toBeGreaterThan(1500);
+      expect(counts[Math.floor(counts.length / 2)]).toBeLessThanOrEqual(10);
+      expect(counts[counts.length - 1]).toBeGreaterThan(5000 / 3);
+      const small = vocabulary(5000, 'shape').words;
+      const large = vocabulary(500_000, 'shape').words;
+      expect(large.length).toBeGreaterThan(3 * small.length);
+      expect(large.slice(0, small.length)).toEqual(small);
+      expect(new Set(large).size).toBe(large.length);
     });
 
     it('rejects a missing or invalid --sparks', async () => {
