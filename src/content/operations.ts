@@ -158,21 +158,23 @@ export async function importBundle(sql: postgres.Sql, source: AsyncIterable<stri
   }
 }
 
-const CONTENT_TABLES = [
-  'categories', 'domains', 'trails', 'concepts', 'sparks', 'concept_sparks', 'spark_links', 'concept_links', 'beacons',
-  // Kept by triggers while an import writes (search, journeys, graph): rewritten several times
-  // per import, so they carry the most dead rows and the stalest statistics afterwards.
-  'search_lexeme_counts', 'search_title_postings', 'trail_spark_positions', 'spark_rounds', 'spark_graph_nodes',
-  'search_lexicon',
-];
-
 /**
- * VACUUM ANALYZE of the content tables after a large import (outside its transaction, as VACUUM
- * must be): fresh statistics for the planner and a set visibility map, so counts and graph
- * reads use index-only scans right away instead of after the next autovacuum.
+ * VACUUM ANALYZE of every table an import writes (outside its transaction, as VACUUM must be):
+ * fresh statistics for the planner and a set visibility map, so reads use index-only scans and
+ * the right joins right away instead of after the next autovacuum. Those tables are the ones in
+ * `app` keyed by snapshot, but for the learners' enrollments and the import log: read from the
+ * catalog, so a table derived at import in the future is never left with stale statistics (a
+ * hand-kept list missed seven, and a change list then hashed a whole snapshot's digests).
  */
 export async function vacuumContent(sql: postgres.Sql): Promise<void> {
-  await sql.unsafe(`vacuum (analyze) ${CONTENT_TABLES.map((t) => `app.${t}`).join(', ')}`);
+  const tables = await sql<{ name: string }[]>`
+    select pg_catalog.format('%I.%I', n.nspname, c.relname) as name
+    from pg_catalog.pg_class c
+    join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = 'app' and c.relkind = 'r' and c.relname not in ('enrollments', 'content_imports')
+      and exists (select from pg_catalog.pg_attribute a where a.attrelid = c.oid and a.attname = 'snapshot_id' and not a.attisdropped)
+    order by c.relname`;
+  await sql.unsafe(`vacuum (analyze) ${tables.map((t) => t.name).join(', ')}`);
 }
 
 export async function importBundleFile(sql: postgres.Sql, file: string, options: ImportOptions = {}): Promise<ImportOutcome> {

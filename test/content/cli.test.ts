@@ -6,6 +6,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openConnection, runContentCli, type CliIo, type Connection } from '../../src/cli/content.js';
 import { ContentBundleSchema } from '../../src/content/bundle-schema.js';
+import { vacuumContent } from '../../src/content/operations.js';
 import { vocabulary } from '../../src/content/generate.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { smallBundle } from '../helpers/bundle.js';
@@ -164,6 +165,16 @@ describe('content CLI', () => {
       expect(write.counts).toMatchObject({ sparks: 6, spark_links: 3, concept_sparks: 6 });
       expect(derive.rounds).toBeGreaterThan(1);
       for (const phase of phases) expect(phase.ms).toBeGreaterThanOrEqual(0);
+    });
+
+    it('vacuums every table an import writes after a large import, the derived ones included, and not the learners\' enrollments', async () => {
+      await vacuumContent(db.sql);
+      const rows = await db.sql<{ relname: string }[]>`
+        select relname from pg_stat_user_tables where schemaname = 'app' and last_analyze is not null`;
+      const analyzed = rows.map((r) => r.relname);
+      expect(analyzed).toEqual(expect.arrayContaining(['sparks', 'spark_links', 'trail_spark_positions', 'search_lexicon', 'discovery_items', 'content_entity_digests', 'trail_entity_digests', 'release_changes']));
+      expect(analyzed).not.toContain('enrollments');
+      expect(analyzed).not.toContain('learning_events');
     });
 
     it('records a bundle that fails the schema check as a failed import, lists every problem and writes nothing', async () => {
