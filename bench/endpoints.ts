@@ -125,17 +125,33 @@ function longWords(words: readonly string[], min: number): string[] {
   return byMin.get(min)!;
 }
 
-/** Search text from the dataset's vocabulary: one or two words; with `typo` >= 0 its first word misspelled. */
+/** Two words that stand side by side in one of the catalog's titles: what a learner who read it searches for. */
+function titleWords(f: Fixtures, r: () => number): [string, string] {
+  const title = f.titles[Math.floor(r() * f.titles.length)];
+  const at = Math.floor(r() * (title.length - 1));
+  return [title[at], title[at + 1]];
+}
+
+/**
+ * Search text from the dataset's vocabulary: one word by frequency (half), two words of one title
+ * (four in ten), or two words drawn apart that few titles hold together, the queries that find
+ * little or nothing (one in ten); with `typo` >= 0 its first word misspelled.
+ */
 function searchText(f: Fixtures, typo: number, r: () => number): string {
-  const words = r() < 0.5 ? [word(f.words, r)] : [word(f.words, r), word(f.words, r)];
+  const roll = r();
+  const words = roll < 0.5 ? [word(f.words, r)] : roll < 0.9 && f.titles.length > 0 ? titleWords(f, r) : [word(f.words, r), word(f.words, r)];
   if (typo >= 0) words[0] = misspell(words[0].length >= 4 ? words[0] : word(longWords(f.words, 4), r), typo);
   return words.join(' ');
 }
 
-/** What a learner types into the search box: a prefix of a word, after whole words; with `typo` >= 0 the prefix misspelled. */
+/**
+ * What a learner types into the search box: a prefix of a word (six in ten), or a title's word
+ * and the start of the word after it; with `typo` >= 0 the prefix misspelled.
+ */
 function typedPrefix(f: Fixtures, typo: number, r: () => number): string {
-  const words = r() < 0.6 ? [] : [word(f.words, r)];
-  const last = word(typo < 0 ? f.words : longWords(f.words, 5), r);
+  const pair = r() < 0.6 || f.titles.length === 0 ? undefined : titleWords(f, r);
+  const words = pair ? [pair[0]] : [];
+  const last = pair && pair[1].length >= (typo < 0 ? 2 : 5) ? pair[1] : word(typo < 0 ? f.words : longWords(f.words, 5), r);
   const typed = last.slice(0, Math.min(last.length, (typo < 0 ? 2 : 5) + Math.floor(r() * 5)));
   return [...words, typo < 0 ? typed : misspell(typed, typo)].join(' ');
 }

@@ -31,6 +31,8 @@ export interface Fixtures {
    * common words most.
    */
   words: string[];
+  /** Up to 20,000 titles of sparks, concepts and trails, as their words (two or more of 3+ letters). */
+  titles: string[][];
   learners: BenchLearner[];
   /** The published and archived snapshots, the current one first: what change lists compare. */
   snapshotIds: string[];
@@ -107,6 +109,15 @@ export async function sampleFixtures(sql: postgres.Sql, learnerTokens: string[])
     where snapshot_id = ${snapshot} and char_length(word) >= 3 and word !~ '^[0-9]+$'
       and to_tsvector('english', word) <> ''::tsvector
     order by docs desc, word`).map((r) => r.word);
+  // Titles as a learner reads them, for queries of words that stand together in the catalog.
+  const titles = (await sql<{ title: string }[]>`
+    select search_title as title from (
+      select id, search_title from app.sparks where snapshot_id = ${snapshot}
+      union all select id, search_title from app.concepts where snapshot_id = ${snapshot}
+      union all select id, search_title from app.trails where snapshot_id = ${snapshot}) t
+    order by md5(id::text) limit 20000`)
+    .map((r) => r.title.split(/[^\p{L}]+/u).filter((w) => w.length >= 3))
+    .filter((words) => words.length >= 2);
   const snapshotIds = (await sql<{ id: string }[]>`
     select id from app.snapshots where status in ('published', 'archived')
     order by (id = ${snapshot}) desc, published_at desc nulls last, id`).map((r) => r.id);
@@ -131,6 +142,7 @@ export async function sampleFixtures(sql: postgres.Sql, learnerTokens: string[])
     sparkSlugs,
     deepSparkSlugs,
     words,
+    titles,
     learners,
     snapshotIds,
     sessions: [],

@@ -16,6 +16,7 @@ async function fixtures(): Promise<Fixtures> {
     sparkSlugs: Array.from({ length: 300 }, (_, i) => `spark-${i}`),
     deepSparkSlugs: ['spark-7'],
     words: ['testing', 'recursion', 'building', 'practical', 'patterns', 'models', 'habits'],
+    titles: [['practical', 'testing', 'patterns'], ['quokka', 'models'], ['recursion', 'habits', 'testing']],
     learners: tokens.map((t, i) => ({ id: `l${i}`, token: t, enrollments: [{ id: `e${i}`, trailId: '10000000-0000-4000-8000-000000000001' }], sparkIds: ['s1', 's2'] })),
     snapshotIds: ['a0000000-0000-4000-8000-000000000002', 'a0000000-0000-4000-8000-000000000001'],
     sessions: [],
@@ -61,6 +62,9 @@ describe('bench mix', () => {
     const misspelled = search.filter((q) => !known(q)).length / search.length;
     expect(misspelled).toBeGreaterThan(0.25);
     expect(misspelled).toBeLessThan(0.4);
+    // Two-word queries include words side by side in a title, as a learner who read it types them
+    // ("quokka" is in a title only, not among the words drawn alone).
+    expect(search).toContain('quokka models');
     expect([misspell('testing', 0), misspell('testing', 1), misspell('git', 0)]).toEqual(['tseting', 'teting', 'git']);
     expect(shuffled([1, 2, 3, 4, 5], 7)).toEqual(shuffled([1, 2, 3, 4, 5], 7));
   });
