@@ -269,7 +269,7 @@ begin
   -- The release's change list against the snapshot current now (the previous release), by the
   -- one comparison rule; nothing when this snapshot is the current one.
   delete from app.release_changes c where c.snapshot_id = sid;
-  select s.id into previous from app.snapshots s where s.status = 'published' and s.id <> sid;
+  previous := nullif(private.resolve_snapshot_id(null), sid);
   if previous is not null then
     insert into app.release_changes (snapshot_id, since, kind, entity_id, change)
     select sid, previous, c.kind, c.entity_id, c.change
