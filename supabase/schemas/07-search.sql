@@ -63,7 +63,9 @@ grant execute on function private.search_query(text) to anon, authenticated;
 --          the title alone, a cheap check on the stored vector) decides which rows are ranked
 --          first when there are more matches than the rank cap. `fuzzy` switches from the
 --          full-text match to the trigram word-similarity match on titles (typo fallback).
-create or replace function private.search_matches(snapshot uuid, query tsquery, normalized text, fuzzy boolean)
+--          `kind` and `level` (null: any) keep one content type and one difficulty: tables they
+--          rule out are not read (a gating filter, also in a generic plan).
+create or replace function private.search_matches(snapshot uuid, query tsquery, normalized text, fuzzy boolean, kind text default null, level text default null)
 returns table(type text, snapshot_id uuid, id uuid, difficulty text, title_hit boolean)
 language plpgsql
 stable
@@ -76,49 +78,61 @@ begin
       select 'spark'::text, s.snapshot_id, s.id, s.difficulty,
              pg_catalog.ts_filter(s.search_vector, '{a}') @@ search_matches.query
         from app.sparks s
-       where (search_matches.snapshot is null or s.snapshot_id = search_matches.snapshot)
+       where coalesce(search_matches.kind, 'spark') = 'spark'
+         and (search_matches.snapshot is null or s.snapshot_id = search_matches.snapshot)
          and s.search_vector @@ search_matches.query
+         and (search_matches.level is null or s.difficulty = search_matches.level)
       union all
       select 'concept', c.snapshot_id, c.id, null,
              pg_catalog.ts_filter(c.search_vector, '{a}') @@ search_matches.query
         from app.concepts c
-       where (search_matches.snapshot is null or c.snapshot_id = search_matches.snapshot)
+       where coalesce(search_matches.kind, 'concept') = 'concept' and search_matches.level is null
+         and (search_matches.snapshot is null or c.snapshot_id = search_matches.snapshot)
          and c.search_vector @@ search_matches.query
       union all
       select 'trail', t.snapshot_id, t.id, t.difficulty_level,
              pg_catalog.ts_filter(t.search_vector, '{a}') @@ search_matches.query
         from app.trails t
-       where (search_matches.snapshot is null or t.snapshot_id = search_matches.snapshot)
+       where coalesce(search_matches.kind, 'trail') = 'trail'
+         and (search_matches.snapshot is null or t.snapshot_id = search_matches.snapshot)
          and t.search_vector @@ search_matches.query
+         and (search_matches.level is null or t.difficulty_level = search_matches.level)
       union all
       select 'domain', d.snapshot_id, d.id, null,
              pg_catalog.ts_filter(d.search_vector, '{a}') @@ search_matches.query
         from app.domains d
-       where (search_matches.snapshot is null or d.snapshot_id = search_matches.snapshot)
+       where coalesce(search_matches.kind, 'domain') = 'domain' and search_matches.level is null
+         and (search_matches.snapshot is null or d.snapshot_id = search_matches.snapshot)
          and d.search_vector @@ search_matches.query;
   else
     return query
       select 'spark'::text, s.snapshot_id, s.id, s.difficulty, true from app.sparks s
-       where (search_matches.snapshot is null or s.snapshot_id = search_matches.snapshot)
+       where coalesce(search_matches.kind, 'spark') = 'spark'
+         and (search_matches.snapshot is null or s.snapshot_id = search_matches.snapshot)
          and search_matches.normalized operator(extensions.<%) s.search_title
+         and (search_matches.level is null or s.difficulty = search_matches.level)
       union all
       select 'concept', c.snapshot_id, c.id, null, true from app.concepts c
-       where (search_matches.snapshot is null or c.snapshot_id = search_matches.snapshot)
+       where coalesce(search_matches.kind, 'concept') = 'concept' and search_matches.level is null
+         and (search_matches.snapshot is null or c.snapshot_id = search_matches.snapshot)
          and search_matches.normalized operator(extensions.<%) c.search_title
       union all
       select 'trail', t.snapshot_id, t.id, t.difficulty_level, true from app.trails t
-       where (search_matches.snapshot is null or t.snapshot_id = search_matches.snapshot)
+       where coalesce(search_matches.kind, 'trail') = 'trail'
+         and (search_matches.snapshot is null or t.snapshot_id = search_matches.snapshot)
          and search_matches.normalized operator(extensions.<%) t.search_title
+         and (search_matches.level is null or t.difficulty_level = search_matches.level)
       union all
       select 'domain', d.snapshot_id, d.id, null, true from app.domains d
-       where (search_matches.snapshot is null or d.snapshot_id = search_matches.snapshot)
+       where coalesce(search_matches.kind, 'domain') = 'domain' and search_matches.level is null
+         and (search_matches.snapshot is null or d.snapshot_id = search_matches.snapshot)
          and search_matches.normalized operator(extensions.<%) d.search_title;
   end if;
 end
 $$;
-comment on function private.search_matches(uuid,tsquery,text,boolean) is
-  'Unranked matches (type, snapshot_id, id, difficulty, title_hit) of a search in one snapshot: full-text, or trigram on titles when fuzzy.';
-grant execute on function private.search_matches(uuid,tsquery,text,boolean) to anon, authenticated;
+comment on function private.search_matches(uuid,tsquery,text,boolean,text,text) is
+  'Unranked matches (type, snapshot_id, id, difficulty, title_hit) of a search in one snapshot, optionally of one type and difficulty: full-text, or trigram on titles when fuzzy.';
+grant execute on function private.search_matches(uuid,tsquery,text,boolean,text,text) to anon, authenticated;
 
 -- Autocomplete's first tier walks these in order and stops after `limit` rows: title-prefix
 -- suggestions cost the same however many titles share the prefix. Collation "C" makes the
@@ -899,11 +913,17 @@ grant execute on function private.search_correct(uuid, text) to anon, authentica
 -- private.search_has_match
 -- Purpose: whether a full-text query matches any content row of the snapshot (null: any
 --          snapshot), through the GIN indexes.
+-- Why enable_seqscan off: `exists (... @@ query)` tempts the planner into a sequential scan
+-- that stops at the first match (the generic plan assumes 0.5 % of rows match; a custom plan
+-- multiplies the words' frequencies). When the words never meet in one row, that scan reads
+-- every row of every snapshot: 65 ms at 50,000 sparks for one misspelled word. The GIN probe
+-- costs the words' posting lists, a few milliseconds at most.
 create or replace function private.search_has_match(snapshot uuid, query tsquery)
 returns boolean
 language sql
 stable
 set search_path = ''
+set enable_seqscan = off
 as $$
   select pg_catalog.numnode(search_has_match.query) > 0 and (
        exists (select from app.sparks s where (search_has_match.snapshot is null or s.snapshot_id = search_has_match.snapshot) and s.search_vector @@ search_has_match.query)
@@ -1028,11 +1048,53 @@ comment on function private.search_page_rows(text[],uuid[],uuid[],tsquery,text,b
   'Ranks search candidates (score = ts_rank + exact/prefix title boost, or trigram similarity when fuzzy) and returns one page as a jsonb array.';
 grant execute on function private.search_page_rows(text[],uuid[],uuid[],tsquery,text,boolean,integer,integer) to anon, authenticated;
 
+-- private.search_relaxed
+-- Purpose: the text a search runs on when `normalized` matches nothing in the snapshot as typed:
+--          its typo correction (private.search_correct) when that matches, else the longest run
+--          of its leading words (the correction's, when there is one) that matches: the matching
+--          strategy "last", Meilisearch's default. Null when nothing matches that way either
+--          (then the caller falls back to trigram similarity on titles). Each try is one GIN
+--          probe per table (private.search_has_match), so words that never meet in one row cost
+--          a few probes instead of a trigram pass over every title.
+-- Params:  snapshot (null: no relaxing), normalized (private.search_normalize'd, trimmed, and
+--          matching nothing as typed).
+-- Returns: text or null.
+create or replace function private.search_relaxed(snapshot uuid, normalized text)
+returns text
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  corrected text := private.search_correct(search_relaxed.snapshot, search_relaxed.normalized);
+  words text[];
+begin
+  if corrected is not null and private.search_has_match(search_relaxed.snapshot, private.search_query(corrected)) then
+    return corrected;
+  end if;
+  -- websearch syntax (quotes, or, -word) is the caller's own: never relaxed
+  if search_relaxed.snapshot is null or search_relaxed.normalized !~ '^[[:alnum:][:space:]]+$' then
+    return null;
+  end if;
+  words := pg_catalog.regexp_split_to_array(coalesce(corrected, search_relaxed.normalized), '\s+');
+  for kept in reverse pg_catalog.cardinality(words) - 1 .. 1 loop
+    if private.search_has_match(search_relaxed.snapshot,
+                                private.search_query(pg_catalog.array_to_string(words[1:kept], ' '))) then
+      return pg_catalog.array_to_string(words[1:kept], ' ');
+    end if;
+  end loop;
+  return null;
+end
+$$;
+comment on function private.search_relaxed(uuid, text) is
+  'The text a search runs on when q matches nothing as typed: its typo correction, else its longest matching run of leading words (matching strategy "last"); null when nothing matches that way.';
+grant execute on function private.search_relaxed(uuid, text) to anon, authenticated;
+
 -- api.search_content
 -- A query matching exactly one lexeme of the snapshot's vocabulary reads its totals, facets and
 -- candidates from the search figures above instead of from every match.
--- A query whose words match nothing in the snapshot is typo-corrected against its lexicon
--- (private.search_correct); when the corrected text matches, it is searched instead and
+-- A query that matches nothing as typed is relaxed (private.search_relaxed: its typo correction,
+-- else its longest matching run of leading words); when that matches, it is searched instead and
 -- meta.corrected_query names it.
 -- Purpose: full-text search across sparks, concepts, trails and domains of the selected snapshot.
 -- Params:  q (1..200 characters after trimming), type (spark|concept|trail|domain, optional),
@@ -1045,9 +1107,10 @@ grant execute on function private.search_page_rows(text[],uuid[],uuid[],tsquery,
 --          lower(title), type, id. At most 1000 matches are ranked (title matches first, then
 --          type and id); pages beyond them are empty; meta.total and the facets count every
 --          match. facets.types ignores the type filter and facets.difficulties ignores the
---          difficulty filter. meta.corrected_query (normalised text) is present when typo
---          correction replaced words of q. When neither q nor its correction matches, titles
---          are matched by trigram word similarity instead and score is that similarity.
+--          difficulty filter. meta.corrected_query (normalised text) is present when q was
+--          relaxed: typo-corrected, or its last words dropped. When nothing relaxed matches
+--          either, titles are matched by trigram word similarity instead and score is that
+--          similarity.
 -- Errors:  22023 invalid q, type, difficulty, page or per_page; PT404 unknown snapshot_id.
 create or replace function api.search_content(q text, type text default null::text, difficulty text default null::text, page integer default 1, per_page integer default 20, snapshot_id uuid default null::uuid)
 returns jsonb
@@ -1089,28 +1152,24 @@ begin
   perform private.require_range('per_page', search_content.per_page, 1, 50);
 
   snapshot := private.resolve_snapshot_id(search_content.snapshot_id);
-  -- Typo tolerance: words matching nothing in the snapshot are corrected against its lexicon;
-  -- the correction is used when it finds something.
-  corrected := private.search_correct(snapshot, normalized);
-  if corrected is not null and private.search_has_match(snapshot, private.search_query(corrected)) then
-    normalized := corrected;
-  else
-    corrected := null;
-  end if;
-  title_prefix := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(normalized, '\', '\\'), '%', '\%'), '_', '\_') || '%';
   query := private.search_query(normalized);
-
   if pg_catalog.numnode(query) > 0 then
     select l.lexeme, l.match_count into single_lexeme, lexeme_matches from private.search_single_lexeme(snapshot, query) l;
-    -- Typo fallback: only when the words mean something (not only stop words) and find nothing.
-    if pg_catalog.char_length(normalized) >= 3 and (lexeme_matches = 0 or (lexeme_matches = 2 and not (
-         exists (select from app.sparks s where (snapshot is null or s.snapshot_id = snapshot) and s.search_vector @@ query)
-         or exists (select from app.concepts c where (snapshot is null or c.snapshot_id = snapshot) and c.search_vector @@ query)
-         or exists (select from app.trails t where (snapshot is null or t.snapshot_id = snapshot) and t.search_vector @@ query)
-         or exists (select from app.domains d where (snapshot is null or d.snapshot_id = snapshot) and d.search_vector @@ query)))) then
-      fuzzy := true;
+    -- Nothing matches as typed: typo correction, then fewer words (private.search_relaxed); the
+    -- text searched then is meta.corrected_query. When that finds nothing either and the words
+    -- mean something (not only stop words), trigram similarity on titles.
+    if lexeme_matches = 0 or (lexeme_matches = 2 and not private.search_has_match(snapshot, query)) then
+      corrected := private.search_relaxed(snapshot, normalized);
+      if corrected is not null then
+        normalized := corrected;
+        query := private.search_query(normalized);
+        select l.lexeme, l.match_count into single_lexeme, lexeme_matches from private.search_single_lexeme(snapshot, query) l;
+      elsif pg_catalog.char_length(normalized) >= 3 then
+        fuzzy := true;
+      end if;
     end if;
   end if;
+  title_prefix := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(normalized, '\', '\\'), '%', '\%'), '_', '\_') || '%';
 
   if pg_catalog.numnode(query) = 0 then
     null; -- only stop words: nothing matches
@@ -1212,10 +1271,8 @@ begin
         into candidate_types, candidate_snapshots, candidate_ids
         from (
           select m.type, m.snapshot_id, m.id
-            from private.search_matches(snapshot, query, normalized, false) m
+            from private.search_matches(snapshot, query, normalized, false, search_content.type, search_content.difficulty) m
            where not m.title_hit
-             and (search_content.type is null or m.type = search_content.type)
-             and (search_content.difficulty is null or m.difficulty = search_content.difficulty)
            order by m.type, m.id
            limit rank_cap - title_total
         ) m;

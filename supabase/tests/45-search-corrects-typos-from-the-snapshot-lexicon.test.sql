@@ -3,7 +3,7 @@
 -- corrected only within its typo budget and only to words of the selected snapshot, exact matches
 -- come before prefixes before corrections, and meta.corrected_query names the correction.
 begin;
-select plan(49);
+select plan(62);
 
 -- The fixture becomes the one current snapshot, whatever was current before (the seed's).
 select tests.archive_current_snapshot();
@@ -102,6 +102,36 @@ select is(private.search_correct('45000000-0000-0000-0000-000000000001', 'kubren
   'a draft''s words never correct a query of another snapshot');
 select is(private.search_correct('45000000-0000-0000-0000-000000000002', 'kubrenetes'), 'kubernetes', 'the draft''s own words correct its queries');
 
+-- Relaxing a query that matches nothing: its correction, else its leading words (matching strategy "last").
+select is(private.search_relaxed('45000000-0000-0000-0000-000000000001', 'recursoin'), 'recursion', 'a misspelled query relaxes to its correction');
+select is(private.search_relaxed('45000000-0000-0000-0000-000000000001', 'unit testing custard'), 'unit testing',
+  'words that never meet in one row: the last ones are dropped until the rest matches');
+select is(private.search_relaxed('45000000-0000-0000-0000-000000000001', 'unit custard brulee'), 'unit',
+  'several words may be dropped, the last first');
+select is(private.search_relaxed('45000000-0000-0000-0000-000000000001', 'recursoin custard'), 'recursion',
+  'words are dropped from the corrected text');
+select is(private.search_relaxed('45000000-0000-0000-0000-000000000001', 'zzzz recursion'), null,
+  'the first word is never dropped: when it matches nothing, nothing is relaxed');
+select is(private.search_relaxed('45000000-0000-0000-0000-000000000001', '"unit custard"'), null, 'websearch syntax is never relaxed');
+select is(private.search_relaxed('45000000-0000-0000-0000-000000000001', 'kubernetes pods'), null,
+  'a draft''s words never relax a query of another snapshot');
+
+-- private.search_has_match and private.search_matches
+select is(array[private.search_has_match('45000000-0000-0000-0000-000000000001', private.search_query('custard crust')),
+                private.search_has_match('45000000-0000-0000-0000-000000000001', private.search_query('custard recursion')),
+                private.search_has_match('45000000-0000-0000-0000-000000000002', private.search_query('custard'))],
+  array[true, false, false], 'has_match is true only when one row of the snapshot holds every word');
+select ok((select p.proconfig @> array['enable_seqscan=off'] from pg_catalog.pg_proc p
+            where p.oid = 'private.search_has_match(uuid, tsquery)'::regprocedure),
+  'has_match never plans a sequential scan that reads every row when the words never meet');
+select is((select array_agg(m.type || ':' || coalesce(m.difficulty, '-') order by m.type, m.difficulty)
+             from private.search_matches('45000000-0000-0000-0000-000000000001', private.search_query('tests'), 'tests', false) m),
+  array['spark:beginner', 'spark:beginner', 'spark:intermediate'], 'search_matches without filters returns every match');
+select is((select array_agg(m.difficulty) from private.search_matches('45000000-0000-0000-0000-000000000001', private.search_query('tests'), 'tests', false, 'spark', 'intermediate') m),
+  array['intermediate'], 'search_matches keeps one type and difficulty when asked');
+select is((select count(*)::integer from private.search_matches('45000000-0000-0000-0000-000000000001', private.search_query('tests'), 'tests', false, 'concept') m),
+  0, 'search_matches of another type reads nothing');
+
 -- Through the API
 -- acting as a service caller
 select tests.authenticate_as_service();
@@ -111,6 +141,8 @@ select ok(not (api.search_content('recursion') -> 'meta' ? 'corrected_query'), '
 select is(api.search_content('recursiooonn') -> 'data' -> 0 ->> 'slug' || coalesce(api.search_content('recursiooonn') #>> '{meta,corrected_query}', ''),
   'recursion', 'beyond the typo budget, the trigram title fallback still answers, uncorrected');
 select is(api.search_content('kubrenetes') -> 'data', '[]'::jsonb, 'search in the current snapshot never corrects to a draft''s words');
+select is(api.search_content('unit testing custard') #>> '{meta,corrected_query}', 'unit testing',
+  'search for words that never meet names the words it kept in meta.corrected_query');
 select is(api.search_content('kubrenetes', snapshot_id => '45000000-0000-0000-0000-000000000002') #>> '{data,0,slug}', 'kubernetes',
   'search in a selected draft corrects to the draft''s own words');
 select is(api.list_search_suggestions('tesitng'),

@@ -29,9 +29,9 @@ const SearchItem = z
 const countsOf = <T extends readonly [string, ...string[]]>(keys: T) =>
   z.object(Object.fromEntries(keys.map((k) => [k, z.number().int()])) as Record<T[number], z.ZodNumber>);
 
-/** Present when typo correction replaced words of q: the (normalised) text actually used. */
+/** Present when q matched nothing as typed and was relaxed: the (normalised) text actually used. */
 const CorrectedQuery = z.string().openapi({
-  description: 'Present only when words of q matched nothing and were typo-corrected: the normalised text the results are for ("showing results for …").',
+  description: 'Present only when q matched nothing as typed and its words were typo-corrected (search: or its last words dropped): the normalised text the results are for ("showing results for …").',
   example: 'testing',
 });
 
@@ -65,6 +65,7 @@ export const searchContent = createRoute({
     'English full-text search (accent-insensitive; title weighs more than summary/description) over the selected snapshot. ' +
     'Plain words also match the last word as a prefix. Typo-tolerant: a word that matches nothing in the snapshot is replaced by the closest word of the snapshot ' +
     '(1 edit for words of 4-7 characters, 2 for 8 or more, a transposition counting as one; the last word also as a prefix), and meta.corrected_query says so; ' +
+    'when the words never meet in one row, the last ones are dropped until the rest matches (meta.corrected_query names the words kept); ' +
     'when that finds nothing either, titles are matched with trigram similarity. ' +
     `Ordered by score, then title, type, id. per_page at most ${SEARCH_MAX_PER_PAGE}; at most 1000 matches are ranked (title matches first); meta.total and facets count every match. ` +
     'facets.types ignores the type filter, facets.difficulties ignores the difficulty filter. ' +
