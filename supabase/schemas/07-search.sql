@@ -187,79 +187,64 @@ comment on function private.suggest_title_prefixes(uuid,text,integer) is
 grant execute on function private.suggest_title_prefixes(uuid,text,integer) to anon, authenticated;
 
 -- private.suggest_title_words
--- Purpose: autocomplete tiers after the title prefixes: titles whose normalised text does not
---          start with `normalized` but has a later word starting with it (tier 1), or, with
---          `trigram`, titles pg_trgm word similarity (>= 0.5) supports (tier 2: q of 4+
---          characters). Suggestions already in `taken` ([{text,type}]) are left out.
--- Params:  snapshot (null: every snapshot), normalized (trimmed), wanted, taken, trigram.
--- Returns: jsonb array of {text, type}, best first (tier, similarity desc, shorter text, text,
---          type), at most `wanted`.
-create or replace function private.suggest_title_words(snapshot uuid, normalized text, wanted integer, taken jsonb, trigram boolean)
+-- Purpose: autocomplete tier 1: titles whose normalised text does not start with `normalized`
+--          but has a later word starting with it. Suggestions already in `taken` ([{text,type}])
+--          are left out.
+-- Params:  snapshot (null: every snapshot), normalized (trimmed), wanted, taken.
+-- Returns: jsonb array of {text, type}, best first (pg_trgm word similarity desc, shorter text,
+--          text, type), at most `wanted`.
+create or replace function private.suggest_title_words(snapshot uuid, normalized text, wanted integer, taken jsonb)
 returns jsonb
 language plpgsql
 stable
 set search_path = ''
-set "pg_trgm.word_similarity_threshold" to '0.5'
 as $$
 declare
   pattern text := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(suggest_title_words.normalized, '\', '\\'), '%', '\%'), '_', '\_');
   word_start text := '(^|[^[:alnum:]])' || pg_catalog.regexp_replace(suggest_title_words.normalized, '([^[:alnum:][:space:]])', '\\\1', 'g');
-  fuzzy boolean := suggest_title_words.trigram and pg_catalog.char_length(suggest_title_words.normalized) >= 4;
   result jsonb;
 begin
   with titles as (
     select 'spark'::text as type, s.title as text, s.search_title as norm from app.sparks s
      where (suggest_title_words.snapshot is null or s.snapshot_id = suggest_title_words.snapshot)
-       and (s.search_title like '%' || pattern || '%'
-            or (fuzzy and suggest_title_words.normalized operator(extensions.<%) s.search_title))
+       and s.search_title like '%' || pattern || '%'
     union all
     select 'concept', c.title, c.search_title from app.concepts c
      where (suggest_title_words.snapshot is null or c.snapshot_id = suggest_title_words.snapshot)
-       and (c.search_title like '%' || pattern || '%'
-            or (fuzzy and suggest_title_words.normalized operator(extensions.<%) c.search_title))
+       and c.search_title like '%' || pattern || '%'
     union all
     select 'trail', t.title, t.search_title from app.trails t
      where (suggest_title_words.snapshot is null or t.snapshot_id = suggest_title_words.snapshot)
-       and (t.search_title like '%' || pattern || '%'
-            or (fuzzy and suggest_title_words.normalized operator(extensions.<%) t.search_title))
+       and t.search_title like '%' || pattern || '%'
     union all
     select 'domain', d.name, d.search_title from app.domains d
      where (suggest_title_words.snapshot is null or d.snapshot_id = suggest_title_words.snapshot)
-       and (d.search_title like '%' || pattern || '%'
-            or (fuzzy and suggest_title_words.normalized operator(extensions.<%) d.search_title))
+       and d.search_title like '%' || pattern || '%'
   ),
-  tiered as (
-    select t.type, t.text,
-           case when t.norm ~ word_start then 1 else 2 end as tier,
+  -- a substring inside a word ("ql" in "sql") is not a word prefix
+  word_prefixes as (
+    select distinct on (t.text, t.type) t.type, t.text,
            extensions.word_similarity(suggest_title_words.normalized, t.norm) as similarity
     from titles t
-    where not (t.norm like pattern || '%') -- tier 0
+    where t.norm ~ word_start
+      and not (t.norm like pattern || '%') -- tier 0
       and not (suggest_title_words.taken @> pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('text', t.text, 'type', t.type)))
-  ),
-  -- a substring inside a word ("ql" in "sql") is neither a word prefix nor a typo unless
-  -- trigram similarity supports it
-  kept as (
-    select * from tiered t
-    where t.tier = 1 or (fuzzy and t.similarity >= 0.5)
-  ),
-  unique_suggestions as (
-    select distinct on (k.text, k.type) k.* from kept k
-    order by k.text, k.type, k.tier, k.similarity desc
+    order by t.text, t.type
   )
   select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('text', u.text, 'type', u.type)
-           order by u.tier, u.similarity desc, pg_catalog.char_length(u.text), u.text collate app.alphabetical, u.type), '[]'::jsonb)
+           order by u.similarity desc, pg_catalog.char_length(u.text), u.text collate app.alphabetical, u.type), '[]'::jsonb)
   into result
   from (
-    select * from unique_suggestions u
-    order by u.tier, u.similarity desc, pg_catalog.char_length(u.text), u.text collate app.alphabetical, u.type
+    select * from word_prefixes u
+    order by u.similarity desc, pg_catalog.char_length(u.text), u.text collate app.alphabetical, u.type
     limit suggest_title_words.wanted
   ) u;
   return result;
 end
 $$;
-comment on function private.suggest_title_words(uuid, text, integer, jsonb, boolean) is
-  'Autocomplete tiers 1 (a later word starts with q) and, with trigram, 2 (pg_trgm word similarity >= 0.5, q of 4+ characters), leaving out the suggestions already taken.';
-grant execute on function private.suggest_title_words(uuid, text, integer, jsonb, boolean) to anon, authenticated;
+comment on function private.suggest_title_words(uuid, text, integer, jsonb) is
+  'Autocomplete tier 1: titles with a later word starting with q, leaving out the suggestions already taken.';
+grant execute on function private.suggest_title_words(uuid, text, integer, jsonb) to anon, authenticated;
 
 -- private.suggest_title_prefix_list
 -- Purpose: autocomplete tier 0 as a jsonb array: titles starting with `normalized`, in
@@ -296,7 +281,8 @@ grant execute on function private.suggest_title_prefix_list(uuid, text, integer,
 --          type); then, when a word of q matches nothing in the snapshot, tiers 0 and 1 for the
 --          typo-corrected text (private.search_correct: "tesitng" -> "testing", the last word
 --          also as a typed prefix, "tesit" -> "testing"), and meta.corrected_query names it;
---          last, for q of 4+ characters, trigram matches (word similarity >= 0.5). Each tier is
+--          last, for q of one word of 4+ characters, titles holding a lexicon word close to it by
+--          trigram word similarity >= 0.5 (private.suggest_similar_titles). Each tier is
 --          computed only when the earlier ones leave room, so a common prefix costs an index walk
 --          of `limit` rows.
 -- Errors:  22023 q shorter than 2 characters or limit_count out of range; PT404 unknown snapshot_id.
@@ -328,7 +314,7 @@ begin
   suggestions := private.suggest_title_prefix_list(snapshot, normalized, list_search_suggestions.limit_count, '[]'::jsonb);
   if pg_catalog.jsonb_array_length(suggestions) < list_search_suggestions.limit_count then
     suggestions := suggestions || private.suggest_title_words(snapshot, normalized,
-      list_search_suggestions.limit_count - pg_catalog.jsonb_array_length(suggestions), suggestions, false);
+      list_search_suggestions.limit_count - pg_catalog.jsonb_array_length(suggestions), suggestions);
   end if;
   -- Typo tiers: the same two for the corrected text.
   if pg_catalog.jsonb_array_length(suggestions) < list_search_suggestions.limit_count then
@@ -339,15 +325,18 @@ begin
       if pg_catalog.jsonb_array_length(suggestions) + pg_catalog.jsonb_array_length(from_correction) < list_search_suggestions.limit_count then
         from_correction := from_correction || private.suggest_title_words(snapshot, corrected,
           list_search_suggestions.limit_count - pg_catalog.jsonb_array_length(suggestions) - pg_catalog.jsonb_array_length(from_correction),
-          suggestions || from_correction, false);
+          suggestions || from_correction);
       end if;
       suggestions := suggestions || from_correction;
     end if;
   end if;
-  -- Last resort: trigram similarity of the text as typed.
-  if pg_catalog.jsonb_array_length(suggestions) < list_search_suggestions.limit_count then
-    suggestions := suggestions || private.suggest_title_words(snapshot, normalized,
-      list_search_suggestions.limit_count - pg_catalog.jsonb_array_length(suggestions), suggestions, true);
+  -- Last resort, for one word of 4+ characters: titles holding a word of the snapshot close to
+  -- it by trigram similarity. After a whole word ("designing plut") the exact and typo tiers
+  -- have said what there is: titles merely like the whole text would be noise.
+  if pg_catalog.jsonb_array_length(suggestions) < list_search_suggestions.limit_count
+     and pg_catalog.char_length(normalized) >= 4 and normalized !~ '\s' then
+    suggestions := suggestions || private.suggest_similar_titles(snapshot, normalized,
+      list_search_suggestions.limit_count - pg_catalog.jsonb_array_length(suggestions), suggestions);
   end if;
 
   return pg_catalog.jsonb_build_object('suggestions', suggestions)
@@ -357,7 +346,7 @@ begin
 end
 $$;
 comment on function api.list_search_suggestions(text, integer, uuid) is
-  'Autocomplete. Params: q (min 2 chars), limit_count (1..20, default 5), snapshot_id. Returns {suggestions:[{text,type}], meta:{corrected_query} when typo-corrected suggestions are included}: title prefixes (index walk), word prefixes, the same for the typo-corrected text, then trigram matches (q of 4+ chars); de-duplicated. Errors: 22023 invalid q/limit, PT404 unknown snapshot.';
+  'Autocomplete. Params: q (min 2 chars), limit_count (1..20, default 5), snapshot_id. Returns {suggestions:[{text,type}], meta:{corrected_query} when typo-corrected suggestions are included}: title prefixes (index walk), word prefixes, the same for the typo-corrected text, then titles holding a lexicon word close by trigram similarity (one word of 4+ chars); de-duplicated. Errors: 22023 invalid q/limit, PT404 unknown snapshot.';
 grant execute on function api.list_search_suggestions(text, integer, uuid) to anon, authenticated, service_role;
 
 create table app.search_lexeme_counts (
@@ -909,6 +898,77 @@ $$;
 comment on function private.search_correct(uuid, text) is
   'Typo correction of a normalised plain-words query against the snapshot''s lexicon (trigram candidates, optimal string alignment distance within 1 edit for 4-7 characters, 2 for 8+; the last word also as a prefix); null when nothing was corrected.';
 grant execute on function private.search_correct(uuid, text) to anon, authenticated;
+
+-- private.suggest_similar_titles
+-- Purpose: autocomplete's last tier, for a single word of 4+ characters: titles holding a word
+--          of the snapshot's lexicon that pg_trgm word similarity (>= 0.5) finds close to it
+--          ("testi" -> "tests"). The lexicon (a few thousand words) is searched instead of every
+--          title, so the cost follows the vocabulary, not the catalog: the 10 closest words,
+--          their stems, and the first 50 titles (in postings order) holding each stem.
+-- Params:  snapshot, typed (one normalised word), wanted, taken ([{text,type}] left out).
+-- Returns: jsonb array of {text, type}, best first (similarity of the word desc, shorter text,
+--          text, type), at most `wanted`.
+create or replace function private.suggest_similar_titles(snapshot uuid, typed text, wanted integer, taken jsonb)
+returns jsonb
+language sql
+stable
+set search_path = ''
+set "pg_trgm.word_similarity_threshold" to '0.5'
+as $$
+  with similar_words as (
+    select l.word, extensions.word_similarity(suggest_similar_titles.typed, l.word) as similarity
+    from app.search_lexicon l
+    where l.snapshot_id = suggest_similar_titles.snapshot
+      and suggest_similar_titles.typed operator(extensions.<%) l.word
+    order by similarity desc, l.docs desc, l.word
+    limit 10
+  ),
+  similar_stems as (
+    select v.lexeme, pg_catalog.max(w.similarity) as similarity
+    from similar_words w
+    cross join lateral pg_catalog.unnest(pg_catalog.to_tsvector('pg_catalog.english'::regconfig, w.word)) v
+    group by v.lexeme
+  ),
+  holders as (
+    select x.similarity, p.type, p.id
+    from similar_stems x
+    cross join lateral (
+      select p.type, p.id from app.search_title_postings p
+       where p.snapshot_id = suggest_similar_titles.snapshot and p.lexeme = x.lexeme collate "C"
+       order by p.type, p.id
+       limit 50
+    ) p
+  ),
+  suggestions as (
+    select distinct on (t.text, h.type) h.type, t.text, h.similarity
+    from holders h
+    cross join lateral (
+      select s.title as text from app.sparks s
+       where h.type = 'spark' and s.snapshot_id = suggest_similar_titles.snapshot and s.id = h.id
+      union all
+      select c.title from app.concepts c
+       where h.type = 'concept' and c.snapshot_id = suggest_similar_titles.snapshot and c.id = h.id
+      union all
+      select t.title from app.trails t
+       where h.type = 'trail' and t.snapshot_id = suggest_similar_titles.snapshot and t.id = h.id
+      union all
+      select d.name from app.domains d
+       where h.type = 'domain' and d.snapshot_id = suggest_similar_titles.snapshot and d.id = h.id
+    ) t
+    where not (suggest_similar_titles.taken @> pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('text', t.text, 'type', h.type)))
+    order by t.text, h.type, h.similarity desc
+  )
+  select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('text', u.text, 'type', u.type)
+           order by u.similarity desc, pg_catalog.char_length(u.text), u.text collate app.alphabetical, u.type), '[]'::jsonb)
+  from (
+    select * from suggestions u
+    order by u.similarity desc, pg_catalog.char_length(u.text), u.text collate app.alphabetical, u.type
+    limit suggest_similar_titles.wanted
+  ) u
+$$;
+comment on function private.suggest_similar_titles(uuid, text, integer, jsonb) is
+  'Autocomplete last tier: titles holding one of the 10 lexicon words closest to a single typed word (pg_trgm word similarity >= 0.5), leaving out the suggestions already taken.';
+grant execute on function private.suggest_similar_titles(uuid, text, integer, jsonb) to anon, authenticated;
 
 -- private.search_has_match
 -- Purpose: whether a full-text query matches any content row of the snapshot (null: any

@@ -3,7 +3,7 @@
 -- corrected only within its typo budget and only to words of the selected snapshot, exact matches
 -- come before prefixes before corrections, and meta.corrected_query names the correction.
 begin;
-select plan(62);
+select plan(66);
 
 -- The fixture becomes the one current snapshot, whatever was current before (the seed's).
 select tests.archive_current_snapshot();
@@ -131,6 +131,18 @@ select is((select array_agg(m.difficulty) from private.search_matches('45000000-
   array['intermediate'], 'search_matches keeps one type and difficulty when asked');
 select is((select count(*)::integer from private.search_matches('45000000-0000-0000-0000-000000000001', private.search_query('tests'), 'tests', false, 'concept') m),
   0, 'search_matches of another type reads nothing');
+
+-- private.suggest_similar_titles: titles holding a lexicon word close to one typed word
+select is(private.suggest_similar_titles('45000000-0000-0000-0000-000000000001', 'testi', 5, '[]'),
+  '[{"text": "Tests in CI", "type": "spark"}, {"text": "Unit Testing", "type": "spark"}, {"text": "Testing Basics", "type": "spark"}]'::jsonb,
+  'similar titles: every title holding a stem of a close word, the closest word first, then the shorter title');
+select is(private.suggest_similar_titles('45000000-0000-0000-0000-000000000001', 'testi', 5, '[{"text": "Tests in CI", "type": "spark"}]'),
+  '[{"text": "Unit Testing", "type": "spark"}, {"text": "Testing Basics", "type": "spark"}]'::jsonb,
+  'similar titles leave out the suggestions already taken');
+select is(private.suggest_similar_titles('45000000-0000-0000-0000-000000000001', 'kubernetis', 5, '[]'), '[]'::jsonb,
+  'similar titles never come from a draft''s words');
+select is(api_free.n, 0, 'autocomplete after a whole word has no similarity tier: the exact and typo tiers say what there is')
+  from (select jsonb_array_length(api.list_search_suggestions('recursion zz') -> 'suggestions') as n) api_free;
 
 -- Through the API
 -- acting as a service caller

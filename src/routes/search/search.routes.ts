@@ -96,8 +96,8 @@ export const autocomplete = createRoute({
   summary: 'Title suggestions while typing',
   description:
     'Titles (domain names) starting with q first, then titles with a word starting with q; when a word of q matches nothing, the same two for the typo-corrected text ' +
-    '(meta.corrected_query names it); then (q of 4+ characters) ' +
-    `trigram matches. Each {text,type} once. limit defaults to 5, at most ${AUTOCOMPLETE_MAX_LIMIT}. ` +
+    '(meta.corrected_query names it); then (q of one word of 4+ characters) ' +
+    `titles holding a word of the catalog close to it by trigram similarity. Each {text,type} once. limit defaults to 5, at most ${AUTOCOMPLETE_MAX_LIMIT}. ` +
     PRIVATE_SNAPSHOT_CACHING,
   middleware: [guard] as const,
   security,
