@@ -1198,6 +1198,10 @@ declare
   data jsonb;
   -- titles starting with the (corrected) query, LIKE-escaped: computed once rather than per candidate
   title_prefix text;
+  -- whether the general path matched anything (before the type and difficulty filters)
+  found_any boolean := false;
+  -- whether the text was relaxed already (once at most)
+  relaxed boolean := false;
 begin
   if search_content.q is null or pg_catalog.char_length(pg_catalog.btrim(search_content.q)) not between 1 and 200 then
     raise exception using errcode = '22023', message = 'q must be 1 to 200 characters',
@@ -1215,163 +1219,171 @@ begin
   query := private.search_query(normalized);
   if pg_catalog.numnode(query) > 0 then
     select l.lexeme, l.match_count into single_lexeme, lexeme_matches from private.search_single_lexeme(snapshot, query) l;
-    -- Nothing matches as typed: typo correction, then fewer words (private.search_relaxed); the
-    -- text searched then is meta.corrected_query. When that finds nothing either and the words
-    -- mean something (not only stop words), trigram similarity on titles.
-    if lexeme_matches = 0 or (lexeme_matches = 2 and not private.search_has_match(snapshot, query)) then
-      corrected := private.search_relaxed(snapshot, normalized);
-      if corrected is not null then
-        normalized := corrected;
-        query := private.search_query(normalized);
-        select l.lexeme, l.match_count into single_lexeme, lexeme_matches from private.search_single_lexeme(snapshot, query) l;
-      elsif pg_catalog.char_length(normalized) >= 3 then
-        fuzzy := true;
-      end if;
-    end if;
   end if;
-  title_prefix := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(normalized, '\', '\\'), '%', '\%'), '_', '\_') || '%';
 
-  if pg_catalog.numnode(query) = 0 then
-    null; -- only stop words: nothing matches
-  elsif lexeme_matches = 0 and not fuzzy then
-    null; -- no lexeme of the snapshot matches (and q too short for the typo fallback)
-  elsif lexeme_matches = 1 and not fuzzy then
-    -- One lexeme: counts from the lexeme figures, candidates from the title postings.
-    select coalesce(pg_catalog.sum(c.docs), 0), coalesce(pg_catalog.sum(c.title_docs), 0)
-      into total, title_total
-      from app.search_lexeme_counts c
-     where c.snapshot_id = snapshot and c.lexeme = single_lexeme
-       and (search_content.type is null or c.type = search_content.type)
-       and (search_content.difficulty is null or c.difficulty = search_content.difficulty);
-    select pg_catalog.jsonb_object_agg(kinds.kind, coalesce(counts.n, 0) order by kinds.position)
-      into type_counts
-      from unnest(array['spark', 'concept', 'trail', 'domain']) with ordinality as kinds(kind, position)
-      left join (
-        select c.type, pg_catalog.sum(c.docs)::integer as n from app.search_lexeme_counts c
-         where c.snapshot_id = snapshot and c.lexeme = single_lexeme
-           and (search_content.difficulty is null or c.difficulty = search_content.difficulty)
-         group by c.type
-      ) counts on counts.type = kinds.kind;
-    select pg_catalog.jsonb_object_agg(levels.value, coalesce(counts.n, 0) order by levels.sort_order)
-      into level_counts
-      from app.difficulty_levels levels
-      left join (
-        select c.difficulty, pg_catalog.sum(c.docs)::integer as n from app.search_lexeme_counts c
-         where c.snapshot_id = snapshot and c.lexeme = single_lexeme
-           and (search_content.type is null or c.type = search_content.type) and c.difficulty is not null
-         group by c.difficulty
-      ) counts on counts.difficulty = levels.value;
-    if title_total >= rank_cap then
-      -- Candidates: the first rank_cap title matches in (type, id) order, ranked from one range
-      -- of the postings index (rank_vector is the row's search document, stored with the
-      -- posting); only the page's rows are read from the content tables.
-      with candidates as (
-        select p.type, p.snapshot_id, p.id, p.sort_title,
-               -- = round((rank + boost)::numeric, 6)::double precision, as the general path computes
-               -- it, without two numeric conversions per candidate: rank + boost is a float4 plus
-               -- 0, 0.5 or 1 (exact in float8), never within float8 error of a half-way point
-               -- unless exactly on it, where both round half away from zero.
-               pg_catalog.trunc((pg_catalog.ts_rank(p.rank_vector, query, 1)
-                 + case when p.search_title = normalized then 1.0::double precision
-                        when p.search_title like title_prefix then 0.5::double precision
-                        else 0::double precision end) * 1000000::double precision + 0.5::double precision)
-                 / 1000000::double precision as score
-          from app.search_title_postings p
-         where p.snapshot_id = snapshot and p.lexeme = single_lexeme
-           and (search_content.type is null or p.type = search_content.type)
-           and (search_content.difficulty is null or p.difficulty = search_content.difficulty)
-         order by p.type, p.id
-         limit rank_cap
-      ),
-      page_rows as (
-        select c.* from candidates c
-        -- score ties in the reader's alphabet, like every title order (app.alphabetical)
-        order by c.score desc, c.sort_title collate app.alphabetical, c.type, c.id
-        offset (search_content.page - 1) * search_content.per_page
-        limit search_content.per_page
-      )
-      select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
-               'type', p.type, 'id', p.id, 'slug', x.slug, 'title', x.title,
-               'summary', x.summary, 'score', p.score)
-             order by p.score desc, p.sort_title collate app.alphabetical, p.type, p.id), '[]'::jsonb)
-        into data
-        from page_rows p
-        cross join lateral (
-          select s.slug, s.title, s.summary from app.sparks s
-           where p.type = 'spark' and s.snapshot_id = p.snapshot_id and s.id = p.id
-          union all
-          select k.slug, k.title, k.description from app.concepts k
-           where p.type = 'concept' and k.snapshot_id = p.snapshot_id and k.id = p.id
-          union all
-          select t.slug, t.title, t.description from app.trails t
-           where p.type = 'trail' and t.snapshot_id = p.snapshot_id and t.id = p.id
-          union all
-          select d.slug, d.name, d.description from app.domains d
-           where p.type = 'domain' and d.snapshot_id = p.snapshot_id and d.id = p.id
-        ) x;
-    else
-    -- Candidates: title matches in (type, id) order, read from the postings index, then (when
-    -- they leave room) the other matches in the same order.
-    select coalesce(pg_catalog.array_agg(p.type order by p.type, p.id), '{}'),
-           coalesce(pg_catalog.array_agg(p.snapshot_id order by p.type, p.id), '{}'),
-           coalesce(pg_catalog.array_agg(p.id order by p.type, p.id), '{}')
-      into candidate_types, candidate_snapshots, candidate_ids
-      from (
-        select p.type, p.snapshot_id, p.id from app.search_title_postings p
-         where p.snapshot_id = snapshot and p.lexeme = single_lexeme
-           and (search_content.type is null or p.type = search_content.type)
-           and (search_content.difficulty is null or p.difficulty = search_content.difficulty)
-         order by p.type, p.id
-         limit rank_cap
-      ) p;
-    if title_total < rank_cap and total > title_total then
-      select candidate_types || coalesce(pg_catalog.array_agg(m.type order by m.type, m.id), '{}'),
-             candidate_snapshots || coalesce(pg_catalog.array_agg(m.snapshot_id order by m.type, m.id), '{}'),
-             candidate_ids || coalesce(pg_catalog.array_agg(m.id order by m.type, m.id), '{}')
+  -- Runs once, or twice when nothing matches as typed: then the text is relaxed (typo correction,
+  -- then fewer words: private.search_relaxed, named by meta.corrected_query) or, when nothing
+  -- relaxed matches and the words mean something (not only stop words), titles are matched by
+  -- trigram similarity. Whether anything matched is known from the search itself, not from a
+  -- probe before it: a probe of two common words costs as much as the search.
+  loop
+    title_prefix := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(normalized, '\', '\\'), '%', '\%'), '_', '\_') || '%';
+    if pg_catalog.numnode(query) = 0 then
+      null; -- only stop words: nothing matches
+    elsif lexeme_matches = 0 and not fuzzy then
+      null; -- no lexeme of the snapshot matches: relaxed below
+    elsif lexeme_matches = 1 and not fuzzy then
+      -- One lexeme: counts from the lexeme figures, candidates from the title postings.
+      select coalesce(pg_catalog.sum(c.docs), 0), coalesce(pg_catalog.sum(c.title_docs), 0)
+        into total, title_total
+        from app.search_lexeme_counts c
+       where c.snapshot_id = snapshot and c.lexeme = single_lexeme
+         and (search_content.type is null or c.type = search_content.type)
+         and (search_content.difficulty is null or c.difficulty = search_content.difficulty);
+      select pg_catalog.jsonb_object_agg(kinds.kind, coalesce(counts.n, 0) order by kinds.position)
+        into type_counts
+        from unnest(array['spark', 'concept', 'trail', 'domain']) with ordinality as kinds(kind, position)
+        left join (
+          select c.type, pg_catalog.sum(c.docs)::integer as n from app.search_lexeme_counts c
+           where c.snapshot_id = snapshot and c.lexeme = single_lexeme
+             and (search_content.difficulty is null or c.difficulty = search_content.difficulty)
+           group by c.type
+        ) counts on counts.type = kinds.kind;
+      select pg_catalog.jsonb_object_agg(levels.value, coalesce(counts.n, 0) order by levels.sort_order)
+        into level_counts
+        from app.difficulty_levels levels
+        left join (
+          select c.difficulty, pg_catalog.sum(c.docs)::integer as n from app.search_lexeme_counts c
+           where c.snapshot_id = snapshot and c.lexeme = single_lexeme
+             and (search_content.type is null or c.type = search_content.type) and c.difficulty is not null
+           group by c.difficulty
+        ) counts on counts.difficulty = levels.value;
+      if title_total >= rank_cap then
+        -- Candidates: the first rank_cap title matches in (type, id) order, ranked from one range
+        -- of the postings index (rank_vector is the row's search document, stored with the
+        -- posting); only the page's rows are read from the content tables.
+        with candidates as (
+          select p.type, p.snapshot_id, p.id, p.sort_title,
+                 -- = round((rank + boost)::numeric, 6)::double precision, as the general path computes
+                 -- it, without two numeric conversions per candidate: rank + boost is a float4 plus
+                 -- 0, 0.5 or 1 (exact in float8), never within float8 error of a half-way point
+                 -- unless exactly on it, where both round half away from zero.
+                 pg_catalog.trunc((pg_catalog.ts_rank(p.rank_vector, query, 1)
+                   + case when p.search_title = normalized then 1.0::double precision
+                          when p.search_title like title_prefix then 0.5::double precision
+                          else 0::double precision end) * 1000000::double precision + 0.5::double precision)
+                   / 1000000::double precision as score
+            from app.search_title_postings p
+           where p.snapshot_id = snapshot and p.lexeme = single_lexeme
+             and (search_content.type is null or p.type = search_content.type)
+             and (search_content.difficulty is null or p.difficulty = search_content.difficulty)
+           order by p.type, p.id
+           limit rank_cap
+        ),
+        page_rows as (
+          select c.* from candidates c
+          -- score ties in the reader's alphabet, like every title order (app.alphabetical)
+          order by c.score desc, c.sort_title collate app.alphabetical, c.type, c.id
+          offset (search_content.page - 1) * search_content.per_page
+          limit search_content.per_page
+        )
+        select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                 'type', p.type, 'id', p.id, 'slug', x.slug, 'title', x.title,
+                 'summary', x.summary, 'score', p.score)
+               order by p.score desc, p.sort_title collate app.alphabetical, p.type, p.id), '[]'::jsonb)
+          into data
+          from page_rows p
+          cross join lateral (
+            select s.slug, s.title, s.summary from app.sparks s
+             where p.type = 'spark' and s.snapshot_id = p.snapshot_id and s.id = p.id
+            union all
+            select k.slug, k.title, k.description from app.concepts k
+             where p.type = 'concept' and k.snapshot_id = p.snapshot_id and k.id = p.id
+            union all
+            select t.slug, t.title, t.description from app.trails t
+             where p.type = 'trail' and t.snapshot_id = p.snapshot_id and t.id = p.id
+            union all
+            select d.slug, d.name, d.description from app.domains d
+             where p.type = 'domain' and d.snapshot_id = p.snapshot_id and d.id = p.id
+          ) x;
+      else
+      -- Candidates: title matches in (type, id) order, read from the postings index, then (when
+      -- they leave room) the other matches in the same order.
+      select coalesce(pg_catalog.array_agg(p.type order by p.type, p.id), '{}'),
+             coalesce(pg_catalog.array_agg(p.snapshot_id order by p.type, p.id), '{}'),
+             coalesce(pg_catalog.array_agg(p.id order by p.type, p.id), '{}')
         into candidate_types, candidate_snapshots, candidate_ids
         from (
-          select m.type, m.snapshot_id, m.id
-            from private.search_matches(snapshot, query, normalized, false, search_content.type, search_content.difficulty) m
-           where not m.title_hit
-           order by m.type, m.id
-           limit rank_cap - title_total
-        ) m;
+          select p.type, p.snapshot_id, p.id from app.search_title_postings p
+           where p.snapshot_id = snapshot and p.lexeme = single_lexeme
+             and (search_content.type is null or p.type = search_content.type)
+             and (search_content.difficulty is null or p.difficulty = search_content.difficulty)
+           order by p.type, p.id
+           limit rank_cap
+        ) p;
+      if title_total < rank_cap and total > title_total then
+        select candidate_types || coalesce(pg_catalog.array_agg(m.type order by m.type, m.id), '{}'),
+               candidate_snapshots || coalesce(pg_catalog.array_agg(m.snapshot_id order by m.type, m.id), '{}'),
+               candidate_ids || coalesce(pg_catalog.array_agg(m.id order by m.type, m.id), '{}')
+          into candidate_types, candidate_snapshots, candidate_ids
+          from (
+            select m.type, m.snapshot_id, m.id
+              from private.search_matches(snapshot, query, normalized, false, search_content.type, search_content.difficulty) m
+             where not m.title_hit
+             order by m.type, m.id
+             limit rank_cap - title_total
+          ) m;
+      end if;
+      end if;
+    else
+      -- General path: every match is listed, counted and ordered (rank_cap bounds the ranking).
+      with matched as materialized (
+        select m.type, m.snapshot_id, m.id, m.difficulty, m.title_hit
+        from private.search_matches(snapshot, query, normalized, fuzzy) m
+      ),
+      filtered as (
+        select m.* from matched m
+        where (search_content.type is null or m.type = search_content.type)
+          and (search_content.difficulty is null or m.difficulty = search_content.difficulty)
+      ),
+      candidates as (
+        select f.* from filtered f order by f.title_hit desc, f.type, f.id limit rank_cap
+      )
+      select (select pg_catalog.count(*)::integer from filtered),
+             (select pg_catalog.jsonb_object_agg(kinds.kind, coalesce(counts.n, 0) order by kinds.position)
+                from unnest(array['spark', 'concept', 'trail', 'domain']) with ordinality as kinds(kind, position)
+                left join (
+                  select m.type, pg_catalog.count(*)::integer as n from matched m
+                  where search_content.difficulty is null or m.difficulty = search_content.difficulty
+                  group by m.type
+                ) counts on counts.type = kinds.kind),
+             (select pg_catalog.jsonb_object_agg(levels.value, coalesce(counts.n, 0) order by levels.sort_order)
+                from app.difficulty_levels levels
+                left join (
+                  select m.difficulty, pg_catalog.count(*)::integer as n from matched m
+                  where (search_content.type is null or m.type = search_content.type) and m.difficulty is not null
+                  group by m.difficulty
+                ) counts on counts.difficulty = levels.value),
+             (select coalesce(pg_catalog.array_agg(c.type), '{}') from candidates c),
+             (select coalesce(pg_catalog.array_agg(c.snapshot_id), '{}') from candidates c),
+             (select coalesce(pg_catalog.array_agg(c.id), '{}') from candidates c),
+             exists (select from matched)
+        into total, type_counts, level_counts, candidate_types, candidate_snapshots, candidate_ids, found_any;
     end if;
+
+    exit when found_any or lexeme_matches = 1 or fuzzy or relaxed or pg_catalog.numnode(query) = 0;
+    relaxed := true;
+    corrected := private.search_relaxed(snapshot, normalized);
+    if corrected is not null then
+      normalized := corrected;
+      query := private.search_query(normalized);
+      select l.lexeme, l.match_count into single_lexeme, lexeme_matches from private.search_single_lexeme(snapshot, query) l;
+    elsif pg_catalog.char_length(normalized) >= 3 then
+      fuzzy := true;
+    else
+      exit;
     end if;
-  else
-    -- General path: every match is listed, counted and ordered (rank_cap bounds the ranking).
-    with matched as materialized (
-      select m.type, m.snapshot_id, m.id, m.difficulty, m.title_hit
-      from private.search_matches(snapshot, query, normalized, fuzzy) m
-    ),
-    filtered as (
-      select m.* from matched m
-      where (search_content.type is null or m.type = search_content.type)
-        and (search_content.difficulty is null or m.difficulty = search_content.difficulty)
-    ),
-    candidates as (
-      select f.* from filtered f order by f.title_hit desc, f.type, f.id limit rank_cap
-    )
-    select (select pg_catalog.count(*)::integer from filtered),
-           (select pg_catalog.jsonb_object_agg(kinds.kind, coalesce(counts.n, 0) order by kinds.position)
-              from unnest(array['spark', 'concept', 'trail', 'domain']) with ordinality as kinds(kind, position)
-              left join (
-                select m.type, pg_catalog.count(*)::integer as n from matched m
-                where search_content.difficulty is null or m.difficulty = search_content.difficulty
-                group by m.type
-              ) counts on counts.type = kinds.kind),
-           (select pg_catalog.jsonb_object_agg(levels.value, coalesce(counts.n, 0) order by levels.sort_order)
-              from app.difficulty_levels levels
-              left join (
-                select m.difficulty, pg_catalog.count(*)::integer as n from matched m
-                where (search_content.type is null or m.type = search_content.type) and m.difficulty is not null
-                group by m.difficulty
-              ) counts on counts.difficulty = levels.value),
-           (select coalesce(pg_catalog.array_agg(c.type), '{}') from candidates c),
-           (select coalesce(pg_catalog.array_agg(c.snapshot_id), '{}') from candidates c),
-           (select coalesce(pg_catalog.array_agg(c.id), '{}') from candidates c)
-      into total, type_counts, level_counts, candidate_types, candidate_snapshots, candidate_ids;
-  end if;
+  end loop;
 
   if type_counts is null then
     select pg_catalog.jsonb_object_agg(kinds.kind, 0 order by kinds.position) into type_counts
