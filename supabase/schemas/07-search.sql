@@ -64,9 +64,11 @@ grant execute on function private.search_query(text) to anon, authenticated;
 --          first when there are more matches than the rank cap. `fuzzy` switches from the
 --          full-text match to the trigram word-similarity match on titles (typo fallback).
 --          `kind` and `level` (null: any) keep one content type and one difficulty: tables they
---          rule out are not read (a gating filter, also in a generic plan).
+--          rule out are not read (a gating filter, also in a generic plan). Each match carries
+--          what ranking needs (lower(title), the normalised title, the search document), read
+--          here while the row is at hand rather than looked up again per candidate.
 create or replace function private.search_matches(snapshot uuid, query tsquery, normalized text, fuzzy boolean, kind text default null, level text default null)
-returns table(type text, snapshot_id uuid, id uuid, difficulty text, title_hit boolean)
+returns table(type text, snapshot_id uuid, id uuid, difficulty text, title_hit boolean, sort_title text, search_title text, document tsvector)
 language plpgsql
 stable
 set search_path = ''
@@ -76,7 +78,8 @@ begin
   if not search_matches.fuzzy then
     return query
       select 'spark'::text, s.snapshot_id, s.id, s.difficulty,
-             pg_catalog.ts_filter(s.search_vector, '{a}') @@ search_matches.query
+             pg_catalog.ts_filter(s.search_vector, '{a}') @@ search_matches.query,
+             pg_catalog.lower(s.title), s.search_title, s.search_vector
         from app.sparks s
        where coalesce(search_matches.kind, 'spark') = 'spark'
          and (search_matches.snapshot is null or s.snapshot_id = search_matches.snapshot)
@@ -84,14 +87,16 @@ begin
          and (search_matches.level is null or s.difficulty = search_matches.level)
       union all
       select 'concept', c.snapshot_id, c.id, null,
-             pg_catalog.ts_filter(c.search_vector, '{a}') @@ search_matches.query
+             pg_catalog.ts_filter(c.search_vector, '{a}') @@ search_matches.query,
+             pg_catalog.lower(c.title), c.search_title, c.search_vector
         from app.concepts c
        where coalesce(search_matches.kind, 'concept') = 'concept' and search_matches.level is null
          and (search_matches.snapshot is null or c.snapshot_id = search_matches.snapshot)
          and c.search_vector @@ search_matches.query
       union all
       select 'trail', t.snapshot_id, t.id, t.difficulty_level,
-             pg_catalog.ts_filter(t.search_vector, '{a}') @@ search_matches.query
+             pg_catalog.ts_filter(t.search_vector, '{a}') @@ search_matches.query,
+             pg_catalog.lower(t.title), t.search_title, t.search_vector
         from app.trails t
        where coalesce(search_matches.kind, 'trail') = 'trail'
          and (search_matches.snapshot is null or t.snapshot_id = search_matches.snapshot)
@@ -99,31 +104,36 @@ begin
          and (search_matches.level is null or t.difficulty_level = search_matches.level)
       union all
       select 'domain', d.snapshot_id, d.id, null,
-             pg_catalog.ts_filter(d.search_vector, '{a}') @@ search_matches.query
+             pg_catalog.ts_filter(d.search_vector, '{a}') @@ search_matches.query,
+             pg_catalog.lower(d.name), d.search_title, d.search_vector
         from app.domains d
        where coalesce(search_matches.kind, 'domain') = 'domain' and search_matches.level is null
          and (search_matches.snapshot is null or d.snapshot_id = search_matches.snapshot)
          and d.search_vector @@ search_matches.query;
   else
     return query
-      select 'spark'::text, s.snapshot_id, s.id, s.difficulty, true from app.sparks s
+      select 'spark'::text, s.snapshot_id, s.id, s.difficulty, true, pg_catalog.lower(s.title), s.search_title, s.search_vector
+        from app.sparks s
        where coalesce(search_matches.kind, 'spark') = 'spark'
          and (search_matches.snapshot is null or s.snapshot_id = search_matches.snapshot)
          and search_matches.normalized operator(extensions.<%) s.search_title
          and (search_matches.level is null or s.difficulty = search_matches.level)
       union all
-      select 'concept', c.snapshot_id, c.id, null, true from app.concepts c
+      select 'concept', c.snapshot_id, c.id, null, true, pg_catalog.lower(c.title), c.search_title, c.search_vector
+        from app.concepts c
        where coalesce(search_matches.kind, 'concept') = 'concept' and search_matches.level is null
          and (search_matches.snapshot is null or c.snapshot_id = search_matches.snapshot)
          and search_matches.normalized operator(extensions.<%) c.search_title
       union all
-      select 'trail', t.snapshot_id, t.id, t.difficulty_level, true from app.trails t
+      select 'trail', t.snapshot_id, t.id, t.difficulty_level, true, pg_catalog.lower(t.title), t.search_title, t.search_vector
+        from app.trails t
        where coalesce(search_matches.kind, 'trail') = 'trail'
          and (search_matches.snapshot is null or t.snapshot_id = search_matches.snapshot)
          and search_matches.normalized operator(extensions.<%) t.search_title
          and (search_matches.level is null or t.difficulty_level = search_matches.level)
       union all
-      select 'domain', d.snapshot_id, d.id, null, true from app.domains d
+      select 'domain', d.snapshot_id, d.id, null, true, pg_catalog.lower(d.name), d.search_title, d.search_vector
+        from app.domains d
        where coalesce(search_matches.kind, 'domain') = 'domain' and search_matches.level is null
          and (search_matches.snapshot is null or d.snapshot_id = search_matches.snapshot)
          and search_matches.normalized operator(extensions.<%) d.search_title;
@@ -131,7 +141,7 @@ begin
 end
 $$;
 comment on function private.search_matches(uuid,tsquery,text,boolean,text,text) is
-  'Unranked matches (type, snapshot_id, id, difficulty, title_hit) of a search in one snapshot, optionally of one type and difficulty: full-text, or trigram on titles when fuzzy.';
+  'Unranked matches (type, snapshot_id, id, difficulty, title_hit, sort_title, search_title, document) of a search in one snapshot, optionally of one type and difficulty: full-text, or trigram on titles when fuzzy.';
 grant execute on function private.search_matches(uuid,tsquery,text,boolean,text,text) to anon, authenticated;
 
 -- Autocomplete's first tier walks these in order and stops after `limit` rows: title-prefix
@@ -1049,64 +1059,76 @@ comment on function private.search_single_lexeme(uuid,tsquery) is
   'The single vocabulary lexeme a disjunctive search query matches in a snapshot (match_count 1), none (0) or several/not disjunctive (2).';
 grant execute on function private.search_single_lexeme(uuid,tsquery) to anon, authenticated;
 
+-- private.search_candidate: a match to rank, with what ranking needs (so ranking reads no row
+-- again): its type and key, lower(title) for ties, its normalised title for the title boosts and
+-- the trigram score, and its search document (a content row's search_vector, or the
+-- rank_vector stored with a title posting, the same value).
+create type private.search_candidate as (
+  type text,
+  snapshot_id uuid,
+  id uuid,
+  sort_title text,
+  search_title text,
+  document tsvector
+);
+
 -- private.search_page_rows
--- Purpose: ranks the candidate rows of a search and returns one page of results.
--- Params:  types, snapshot_ids, ids (the candidates, same length), query, normalized, fuzzy,
---          page, per_page.
+-- Purpose: ranks the candidates of a search and returns one page of results; only the page's
+--          rows are read from the content tables.
+-- Params:  candidates, query, normalized, fuzzy, page, per_page.
 -- Returns: jsonb array of {type,id,slug,title,summary,score}, ordered by score desc,
---          lower(title), type, id.
-create or replace function private.search_page_rows(types text[], snapshot_ids uuid[], ids uuid[], query tsquery, normalized text, fuzzy boolean, page integer, per_page integer)
+--          lower(title) (in the reader's alphabet), type, id. score = ts_rank(document, query,
+--          1) + 1.0 when the normalised title equals the text + 0.5 when it starts with it, or
+--          (fuzzy) the trigram word similarity of the text to the title; rounded to 6 decimals.
+create or replace function private.search_page_rows(candidates private.search_candidate[], query tsquery, normalized text, fuzzy boolean, page integer, per_page integer)
 returns jsonb
 language sql
 stable
 set search_path = ''
 as $$
-  with candidates as (
-    select c.type, c.snapshot_id, c.id
-    from rows from (pg_catalog.unnest(search_page_rows.types), pg_catalog.unnest(search_page_rows.snapshot_ids),
-                   pg_catalog.unnest(search_page_rows.ids)) c(type, snapshot_id, id)
-  ),
-  ranked as (
-    select c.type, c.id, x.slug, x.title, x.summary,
-           pg_catalog.round((case when search_page_rows.fuzzy
-             then extensions.word_similarity(search_page_rows.normalized, x.normalized_title)
-             else pg_catalog.ts_rank(x.document, search_page_rows.query, 1)
-                  + case when x.normalized_title = search_page_rows.normalized then 1.0
-                         when x.normalized_title like
-                              pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(search_page_rows.normalized, '\', '\\'), '%', '\%'), '_', '\_') || '%'
-                           then 0.5
-                         else 0 end
-             end)::numeric, 6)::double precision as score
-    from candidates c
-    cross join lateral (
-      select s.slug, s.title, s.summary, s.search_vector as document, s.search_title as normalized_title
-        from app.sparks s where c.type = 'spark' and s.snapshot_id = c.snapshot_id and s.id = c.id
-      union all
-      select k.slug, k.title, k.description, k.search_vector, k.search_title
-        from app.concepts k where c.type = 'concept' and k.snapshot_id = c.snapshot_id and k.id = c.id
-      union all
-      select t.slug, t.title, t.description, t.search_vector, t.search_title
-        from app.trails t where c.type = 'trail' and t.snapshot_id = c.snapshot_id and t.id = c.id
-      union all
-      select d.slug, d.name, d.description, d.search_vector, d.search_title
-        from app.domains d where c.type = 'domain' and d.snapshot_id = c.snapshot_id and d.id = c.id
-    ) x
+  with scored as (
+    select c.type, c.snapshot_id, c.id, c.sort_title,
+           -- = round(x::numeric, 6)::double precision without two numeric conversions per
+           -- candidate: x is a float4 plus 0, 0.5 or 1 (exact in float8), never within float8
+           -- error of a half-way point unless exactly on it, where both round half away from zero.
+           pg_catalog.trunc((case when search_page_rows.fuzzy
+               then extensions.word_similarity(search_page_rows.normalized, c.search_title)::double precision
+               else pg_catalog.ts_rank(c.document, search_page_rows.query, 1)
+                    + case when c.search_title = search_page_rows.normalized then 1.0::double precision
+                           when pg_catalog.starts_with(c.search_title, search_page_rows.normalized) then 0.5::double precision
+                           else 0::double precision end
+             end) * 1000000::double precision + 0.5::double precision) / 1000000::double precision as score
+    from pg_catalog.unnest(search_page_rows.candidates) c
   ),
   page_rows as (
-    select r.* from ranked r
-    order by r.score desc, pg_catalog.lower(r.title) collate app.alphabetical, r.type, r.id
+    select r.* from scored r
+    -- score ties in the reader's alphabet, like every title order (app.alphabetical)
+    order by r.score desc, r.sort_title collate app.alphabetical, r.type, r.id
     offset (search_page_rows.page - 1) * search_page_rows.per_page
     limit search_page_rows.per_page
   )
   select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
-           'type', p.type, 'id', p.id, 'slug', p.slug, 'title', p.title,
-           'summary', p.summary, 'score', p.score)
-         order by p.score desc, pg_catalog.lower(p.title) collate app.alphabetical, p.type, p.id), '[]'::jsonb)
+           'type', p.type, 'id', p.id, 'slug', x.slug, 'title', x.title,
+           'summary', x.summary, 'score', p.score)
+         order by p.score desc, p.sort_title collate app.alphabetical, p.type, p.id), '[]'::jsonb)
   from page_rows p
+  cross join lateral (
+    select s.slug, s.title, s.summary from app.sparks s
+     where p.type = 'spark' and s.snapshot_id = p.snapshot_id and s.id = p.id
+    union all
+    select k.slug, k.title, k.description from app.concepts k
+     where p.type = 'concept' and k.snapshot_id = p.snapshot_id and k.id = p.id
+    union all
+    select t.slug, t.title, t.description from app.trails t
+     where p.type = 'trail' and t.snapshot_id = p.snapshot_id and t.id = p.id
+    union all
+    select d.slug, d.name, d.description from app.domains d
+     where p.type = 'domain' and d.snapshot_id = p.snapshot_id and d.id = p.id
+  ) x
 $$;
-comment on function private.search_page_rows(text[],uuid[],uuid[],tsquery,text,boolean,integer,integer) is
-  'Ranks search candidates (score = ts_rank + exact/prefix title boost, or trigram similarity when fuzzy) and returns one page as a jsonb array.';
-grant execute on function private.search_page_rows(text[],uuid[],uuid[],tsquery,text,boolean,integer,integer) to anon, authenticated;
+comment on function private.search_page_rows(private.search_candidate[],tsquery,text,boolean,integer,integer) is
+  'Ranks search candidates (score = ts_rank + exact/prefix title boost, or trigram similarity when fuzzy) and returns one page as a jsonb array, reading only the page''s rows.';
+grant execute on function private.search_page_rows(private.search_candidate[],tsquery,text,boolean,integer,integer) to anon, authenticated;
 
 -- private.search_relaxed
 -- Purpose: the text a search runs on when `normalized` matches nothing in the snapshot as typed:
@@ -1192,12 +1214,7 @@ declare
   title_total integer := 0;
   type_counts jsonb;
   level_counts jsonb;
-  candidate_types text[] := '{}';
-  candidate_snapshots uuid[] := '{}';
-  candidate_ids uuid[] := '{}';
-  data jsonb;
-  -- titles starting with the (corrected) query, LIKE-escaped: computed once rather than per candidate
-  title_prefix text;
+  candidates private.search_candidate[] := '{}';
   -- whether the general path matched anything (before the type and difficulty filters)
   found_any boolean := false;
   -- whether the text was relaxed already (once at most)
@@ -1227,7 +1244,6 @@ begin
   -- trigram similarity. Whether anything matched is known from the search itself, not from a
   -- probe before it: a probe of two common words costs as much as the search.
   loop
-    title_prefix := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(normalized, '\', '\\'), '%', '\%'), '_', '\_') || '%';
     if pg_catalog.numnode(query) = 0 then
       null; -- only stop words: nothing matches
     elsif lexeme_matches = 0 and not fuzzy then
@@ -1258,63 +1274,14 @@ begin
              and (search_content.type is null or c.type = search_content.type) and c.difficulty is not null
            group by c.difficulty
         ) counts on counts.difficulty = levels.value;
-      if title_total >= rank_cap then
-        -- Candidates: the first rank_cap title matches in (type, id) order, ranked from one range
-        -- of the postings index (rank_vector is the row's search document, stored with the
-        -- posting); only the page's rows are read from the content tables.
-        with candidates as (
-          select p.type, p.snapshot_id, p.id, p.sort_title,
-                 -- = round((rank + boost)::numeric, 6)::double precision, as the general path computes
-                 -- it, without two numeric conversions per candidate: rank + boost is a float4 plus
-                 -- 0, 0.5 or 1 (exact in float8), never within float8 error of a half-way point
-                 -- unless exactly on it, where both round half away from zero.
-                 pg_catalog.trunc((pg_catalog.ts_rank(p.rank_vector, query, 1)
-                   + case when p.search_title = normalized then 1.0::double precision
-                          when p.search_title like title_prefix then 0.5::double precision
-                          else 0::double precision end) * 1000000::double precision + 0.5::double precision)
-                   / 1000000::double precision as score
-            from app.search_title_postings p
-           where p.snapshot_id = snapshot and p.lexeme = single_lexeme
-             and (search_content.type is null or p.type = search_content.type)
-             and (search_content.difficulty is null or p.difficulty = search_content.difficulty)
-           order by p.type, p.id
-           limit rank_cap
-        ),
-        page_rows as (
-          select c.* from candidates c
-          -- score ties in the reader's alphabet, like every title order (app.alphabetical)
-          order by c.score desc, c.sort_title collate app.alphabetical, c.type, c.id
-          offset (search_content.page - 1) * search_content.per_page
-          limit search_content.per_page
-        )
-        select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
-                 'type', p.type, 'id', p.id, 'slug', x.slug, 'title', x.title,
-                 'summary', x.summary, 'score', p.score)
-               order by p.score desc, p.sort_title collate app.alphabetical, p.type, p.id), '[]'::jsonb)
-          into data
-          from page_rows p
-          cross join lateral (
-            select s.slug, s.title, s.summary from app.sparks s
-             where p.type = 'spark' and s.snapshot_id = p.snapshot_id and s.id = p.id
-            union all
-            select k.slug, k.title, k.description from app.concepts k
-             where p.type = 'concept' and k.snapshot_id = p.snapshot_id and k.id = p.id
-            union all
-            select t.slug, t.title, t.description from app.trails t
-             where p.type = 'trail' and t.snapshot_id = p.snapshot_id and t.id = p.id
-            union all
-            select d.slug, d.name, d.description from app.domains d
-             where p.type = 'domain' and d.snapshot_id = p.snapshot_id and d.id = p.id
-          ) x;
-      else
-      -- Candidates: title matches in (type, id) order, read from the postings index, then (when
-      -- they leave room) the other matches in the same order.
-      select coalesce(pg_catalog.array_agg(p.type order by p.type, p.id), '{}'),
-             coalesce(pg_catalog.array_agg(p.snapshot_id order by p.type, p.id), '{}'),
-             coalesce(pg_catalog.array_agg(p.id order by p.type, p.id), '{}')
-        into candidate_types, candidate_snapshots, candidate_ids
+      -- Candidates: title matches in (type, id) order, read with their search documents from one
+      -- range of the postings index, then (when they leave room) the other matches in the same
+      -- order.
+      select coalesce(pg_catalog.array_agg(row(p.type, p.snapshot_id, p.id, p.sort_title, p.search_title, p.rank_vector)::private.search_candidate
+                                           order by p.type, p.id), '{}')
+        into candidates
         from (
-          select p.type, p.snapshot_id, p.id from app.search_title_postings p
+          select p.* from app.search_title_postings p
            where p.snapshot_id = snapshot and p.lexeme = single_lexeme
              and (search_content.type is null or p.type = search_content.type)
              and (search_content.difficulty is null or p.difficulty = search_content.difficulty)
@@ -1322,31 +1289,27 @@ begin
            limit rank_cap
         ) p;
       if title_total < rank_cap and total > title_total then
-        select candidate_types || coalesce(pg_catalog.array_agg(m.type order by m.type, m.id), '{}'),
-               candidate_snapshots || coalesce(pg_catalog.array_agg(m.snapshot_id order by m.type, m.id), '{}'),
-               candidate_ids || coalesce(pg_catalog.array_agg(m.id order by m.type, m.id), '{}')
-          into candidate_types, candidate_snapshots, candidate_ids
+        select candidates || coalesce(pg_catalog.array_agg(row(m.type, m.snapshot_id, m.id, m.sort_title, m.search_title, m.document)::private.search_candidate
+                                                           order by m.type, m.id), '{}')
+          into candidates
           from (
-            select m.type, m.snapshot_id, m.id
-              from private.search_matches(snapshot, query, normalized, false, search_content.type, search_content.difficulty) m
+            select m.* from private.search_matches(snapshot, query, normalized, false, search_content.type, search_content.difficulty) m
              where not m.title_hit
              order by m.type, m.id
              limit rank_cap - title_total
           ) m;
       end if;
-      end if;
     else
       -- General path: every match is listed, counted and ordered (rank_cap bounds the ranking).
       with matched as materialized (
-        select m.type, m.snapshot_id, m.id, m.difficulty, m.title_hit
-        from private.search_matches(snapshot, query, normalized, fuzzy) m
+        select m.* from private.search_matches(snapshot, query, normalized, fuzzy) m
       ),
       filtered as (
         select m.* from matched m
         where (search_content.type is null or m.type = search_content.type)
           and (search_content.difficulty is null or m.difficulty = search_content.difficulty)
       ),
-      candidates as (
+      ranked_first as (
         select f.* from filtered f order by f.title_hit desc, f.type, f.id limit rank_cap
       )
       select (select pg_catalog.count(*)::integer from filtered),
@@ -1364,11 +1327,10 @@ begin
                   where (search_content.type is null or m.type = search_content.type) and m.difficulty is not null
                   group by m.difficulty
                 ) counts on counts.difficulty = levels.value),
-             (select coalesce(pg_catalog.array_agg(c.type), '{}') from candidates c),
-             (select coalesce(pg_catalog.array_agg(c.snapshot_id), '{}') from candidates c),
-             (select coalesce(pg_catalog.array_agg(c.id), '{}') from candidates c),
+             (select coalesce(pg_catalog.array_agg(row(c.type, c.snapshot_id, c.id, c.sort_title, c.search_title, c.document)::private.search_candidate), '{}')
+                from ranked_first c),
              exists (select from matched)
-        into total, type_counts, level_counts, candidate_types, candidate_snapshots, candidate_ids, found_any;
+        into total, type_counts, level_counts, candidates, found_any;
     end if;
 
     exit when found_any or lexeme_matches = 1 or fuzzy or relaxed or pg_catalog.numnode(query) = 0;
@@ -1393,8 +1355,7 @@ begin
   end if;
 
   return pg_catalog.jsonb_build_object(
-    'data', coalesce(data, private.search_page_rows(candidate_types, candidate_snapshots, candidate_ids, query,
-                                                    normalized, fuzzy, search_content.page, search_content.per_page)),
+    'data', private.search_page_rows(candidates, query, normalized, fuzzy, search_content.page, search_content.per_page),
     -- Pages stop at the rank cap; the total counts every match.
     'meta', private.page_meta(least(total, rank_cap), search_content.page, search_content.per_page)
             || pg_catalog.jsonb_build_object('total', total)
