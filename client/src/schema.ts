@@ -2551,7 +2551,7 @@ export interface paths {
         };
         /**
          * Title suggestions while typing
-         * @description Titles (domain names) starting with q first, then titles with a word starting with q; when a word of q matches nothing, the same two for the typo-corrected text (meta.corrected_query names it); then (q of 4+ characters) trigram matches. Each {text,type} once. limit defaults to 5, at most 20. Snapshot content, the same for every caller: an ETag (resolved snapshot + normalised query) and Cache-Control private (no-cache for the current snapshot, max-age=3600 with snapshot_id); If-None-Match answers 304.
+         * @description Titles (domain names) starting with q first, then titles with a word starting with q; when a word of q matches nothing, the same two for the typo-corrected text (meta.corrected_query names it); then (q of one word of 4+ characters) titles holding a word of the catalog close to it by trigram similarity. Each {text,type} once. limit defaults to 5, at most 20. Snapshot content, the same for every caller: an ETag (resolved snapshot + normalised query) and Cache-Control private (no-cache for the current snapshot, max-age=3600 with snapshot_id); If-None-Match answers 304.
          */
         get: {
             parameters: {
@@ -2664,7 +2664,7 @@ export interface paths {
         };
         /**
          * Full-text search across sparks, concepts, trails and domains
-         * @description English full-text search (accent-insensitive; title weighs more than summary/description) over the selected snapshot. Plain words also match the last word as a prefix. Typo-tolerant: a word that matches nothing in the snapshot is replaced by the closest word of the snapshot (1 edit for words of 4-7 characters, 2 for 8 or more, a transposition counting as one; the last word also as a prefix), and meta.corrected_query says so; when that finds nothing either, titles are matched with trigram similarity. Ordered by score, then title, type, id. per_page at most 50; at most 1000 matches are ranked (title matches first); meta.total and facets count every match. facets.types ignores the type filter, facets.difficulties ignores the difficulty filter. Snapshot content, the same for every caller: an ETag (resolved snapshot + normalised query) and Cache-Control private (no-cache for the current snapshot, max-age=3600 with snapshot_id); If-None-Match answers 304.
+         * @description English full-text search (accent-insensitive; title weighs more than summary/description) over the selected snapshot. Plain words also match the last word as a prefix. Typo-tolerant: a word that matches nothing in the snapshot is replaced by the closest word of the snapshot (1 edit for words of 4-7 characters, 2 for 8 or more, a transposition counting as one; the last word also as a prefix), and meta.corrected_query says so; when the words never meet in one row, the last ones are dropped until the rest matches (meta.corrected_query names the words kept); when that finds nothing either, titles are matched with trigram similarity. Ordered by score, then title, type, id. per_page at most 50; at most 1000 matches are ranked (title matches first); meta.total and facets count every match. facets.types ignores the type filter, facets.difficulties ignores the difficulty filter. Snapshot content, the same for every caller: an ETag (resolved snapshot + normalised query) and Cache-Control private (no-cache for the current snapshot, max-age=3600 with snapshot_id); If-None-Match answers 304.
          */
         get: {
             parameters: {
@@ -3974,7 +3974,7 @@ export interface components {
             /** @description Present only when typo-corrected suggestions are included. */
             meta?: {
                 /**
-                 * @description Present only when words of q matched nothing and were typo-corrected: the normalised text the results are for ("showing results for …").
+                 * @description Present only when q matched nothing as typed and its words were typo-corrected (search: or its last words dropped): the normalised text the results are for ("showing results for …").
                  * @example testing
                  */
                 corrected_query: string;
@@ -3984,7 +3984,7 @@ export interface components {
             data: components["schemas"]["SearchItem"][];
             meta: components["schemas"]["PaginationMeta"] & {
                 /**
-                 * @description Present only when words of q matched nothing and were typo-corrected: the normalised text the results are for ("showing results for …").
+                 * @description Present only when q matched nothing as typed and its words were typo-corrected (search: or its last words dropped): the normalised text the results are for ("showing results for …").
                  * @example testing
                  */
                 corrected_query?: string;
