@@ -551,22 +551,26 @@ create trigger spark_reviews_review_cards
   for each statement execute function private.refresh_review_cards_after_reviews();
 
 -- private.review_card_json: one card as the API shows it, with its retrievability at `at`.
+-- plpgsql, not sql: called once per listed card, and a SQL function that cannot be inlined (its
+-- SET clause) starts an executor on every call; plpgsql evaluates one expression without one.
 create or replace function private.review_card_json(card app.review_cards, at timestamp with time zone)
 returns json
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
-  select pg_catalog.json_build_object(
-    'due_at', (card).due_at,
-    'stability', (card).stability,
-    'difficulty', (card).difficulty,
-    'retrievability', private.fsrs_retrievability((card).stability,
-      greatest((review_card_json.at at time zone 'UTC')::date - ((card).last_review_at at time zone 'UTC')::date, 0)),
-    'last_review_at', (card).last_review_at,
-    'scheduled_days', (card).scheduled_days,
-    'reps', (card).reps,
-    'lapses', (card).lapses)
+begin
+  return pg_catalog.json_build_object(
+    'due_at', (review_card_json.card).due_at,
+    'stability', (review_card_json.card).stability,
+    'difficulty', (review_card_json.card).difficulty,
+    'retrievability', private.fsrs_retrievability((review_card_json.card).stability,
+      greatest((review_card_json.at at time zone 'UTC')::date - ((review_card_json.card).last_review_at at time zone 'UTC')::date, 0)),
+    'last_review_at', (review_card_json.card).last_review_at,
+    'scheduled_days', (review_card_json.card).scheduled_days,
+    'reps', (review_card_json.card).reps,
+    'lapses', (review_card_json.card).lapses);
+end
 $$;
 comment on function private.review_card_json(app.review_cards, timestamp with time zone) is
   'ReviewCard JSON: due_at, stability, difficulty, retrievability at a time, last_review_at, scheduled_days, reps, lapses.';
