@@ -103,6 +103,11 @@ create index learning_events_user_time on app.learning_events (user_id, occurred
 
 create index learning_events_verb on app.learning_events (verb);
 
+-- The caller's spark states (private.caller_spark_states, read by every journey and what next)
+-- from the index alone: one range of the caller's events that count, in spark order, with the
+-- verb and time each aggregate needs, instead of a heap page per event.
+create index learning_events_spark_states on app.learning_events (user_id, spark_id) include (verb, occurred_at) where (voided_at is null);
+
 -- Journeys look a trail up by its entity id across snapshots (the fallback for trails that left
 -- the current snapshot); the primary key leads with snapshot_id.
 create index trails_entity_id on app.trails (id, snapshot_id);
@@ -172,6 +177,25 @@ $$;
 comment on function private.journey_status(integer, integer, integer) is
   'completed | in_progress | not_started from an enrollment''s total, completed and touched (started or completed) spark counts.';
 grant execute on function private.journey_status(integer, integer, integer) to anon, authenticated;
+
+-- private.journey_last_activity
+-- Purpose: a journey's last activity, the rule the journey bodies show (last_activity_at) and
+--          what next orders trails by: the latest learning event (any verb, not voided: the
+--          last_event_at of private.caller_spark_states or app.journey_spark_progress) on any
+--          spark of the trail, given as last_event_at (the max over the trail's sparks, null when
+--          none has an event); started_at when there is none. Events recorded before enrolling
+--          count, so it can be earlier than started_at.
+create or replace function private.journey_last_activity(last_event_at timestamp with time zone, started_at timestamp with time zone)
+returns timestamp with time zone
+language sql
+immutable
+set search_path = ''
+as $$
+  select coalesce(journey_last_activity.last_event_at, journey_last_activity.started_at)
+$$;
+comment on function private.journey_last_activity(timestamp with time zone, timestamp with time zone) is
+  'A journey''s last activity: the latest event on one of the trail''s sparks (last_event_at), else started_at.';
+grant execute on function private.journey_last_activity(timestamp with time zone, timestamp with time zone) to anon, authenticated;
 
 -- private.caller_spark_states
 -- Purpose: the caller's progress on each spark they have events on, whichever trail the events
@@ -325,7 +349,7 @@ select
   case when a.total_sparks > 0 then (100 * a.completed_sparks) / a.total_sparks else 0 end as progress_percent,
   private.journey_status(a.total_sparks, a.completed_sparks, a.touched_sparks) as status,
   case when a.total_sparks > 0 and a.completed_sparks = a.total_sparks then a.last_completed_at end as completed_at,
-  coalesce(a.last_event_at, jt.started_at) as last_activity_at,
+  private.journey_last_activity(a.last_event_at, jt.started_at) as last_activity_at,
   cc.concept_id as current_concept_id,
   cc.concept_slug as current_concept_slug,
   cc.concept_title as current_concept_title
@@ -646,6 +670,10 @@ grant execute on function private.derive_trail_spark_positions(uuid,uuid) to ano
 -- The list counts a trail's sparks against the caller's: an index-only range of spark ids.
 create unique index trail_spark_positions_trail_spark on app.trail_spark_positions (snapshot_id, trail_id, spark_id);
 
+-- What next walks a trail in trail order and stops once it has found enough ready sparks: the
+-- columns it tests, in ordinal order, from the index alone.
+create index trail_spark_positions_walk on app.trail_spark_positions (snapshot_id, trail_id, ordinal) include (spark_id, concept_id, parents);
+
 -- Fills a snapshot's trail positions, each with its not-started spark_progress element.
 create or replace function private.fill_trail_spark_positions()
 returns trigger
@@ -730,7 +758,7 @@ as $$
     case when a.total_sparks > 0 then (100 * a.completed_sparks) / a.total_sparks else 0 end,
     private.journey_status(a.total_sparks, a.completed_sparks, a.touched_sparks),
     case when a.total_sparks > 0 and a.completed_sparks = a.total_sparks then a.last_completed_at end,
-    coalesce(a.last_event_at, e.started_at),
+    private.journey_last_activity(a.last_event_at, e.started_at),
     a.current_concept_id, a.spark_progress
   from app.enrollments e
   cross join lateral private.journey_trail(e.trail_id) t

@@ -27,6 +27,10 @@ create or replace function api.list_next_sparks(trail text default null::text, l
 returns json
 language plpgsql
 stable
+-- Its statement is large: planning it costs about 10 ms, several times what running it costs, and
+-- the plan cache's own choice kept planning it again on every call for one trail. The generic plan
+-- serves every caller (the caller, snapshot and trail are parameters).
+set plan_cache_mode to 'force_generic_plan'
 set search_path = ''
 as $$
 declare
@@ -34,9 +38,11 @@ declare
   caller uuid := private.require_user();
   current_snapshot uuid := private.resolve_snapshot_id(null);
   chosen_trail uuid;
+  rolled_up boolean;
   result json;
 begin
   perform private.require_range('limit', list_next_sparks.limit_count, 1, 100);
+  rolled_up := exists (select from app.snapshot_rollups r where r.snapshot_id = current_snapshot);
   if list_next_sparks.trail is not null then
     if current_snapshot is null then
       raise exception using errcode = 'PT404', message = 'trail not found',
@@ -48,75 +54,96 @@ begin
   with states as materialized (
     select s.spark_id, s.completed_at, s.last_event_at from private.caller_spark_states() s
   ),
+  -- The completed sparks. Readiness probes a position's first prerequisite in their hash before
+  -- it compares the whole array (most positions fail there: the case keeps that order).
   done as (
-    select coalesce(pg_catalog.array_agg(s.spark_id), '{}') as ids from states s where s.completed_at is not null
+    select s.spark_id from states s where s.completed_at is not null
   ),
+  -- The 10 latest completions in the current snapshot: the states by completion time, each
+  -- looked up until ten are found.
   level as (
     select coalesce(pg_catalog.avg(l.sort_order), 1)::double precision as value
     from (
       select dl.sort_order
-      from states st
+      from (select st.spark_id, st.completed_at from states st where st.completed_at is not null
+            order by st.completed_at desc, st.spark_id) st
       join app.sparks s on s.snapshot_id = current_snapshot and s.id = st.spark_id
       join app.difficulty_levels dl on dl.value = s.difficulty
-      where st.completed_at is not null
       order by st.completed_at desc, st.spark_id
       limit 10
     ) l
   ),
-  -- One pass over the sparks of the trails in trail order, with the caller's state on each: the
-  -- chosen trail, else the trail of each enrollment whose trail is in the current snapshot.
-  walk as materialized (
-    select t.enrollment_id, t.trail_id, t.started_at, p.ordinal, p.spark_id, p.concept_id, p.parents,
-      st.completed_at, st.last_event_at
+  -- The current snapshot's trail positions: stored once the snapshot is rolled up, else derived
+  -- (private.journey_positions' rule, inlined so that a walk reads a trail in order and stops).
+  positions as not materialized (
+    select p.trail_id, p.ordinal, p.spark_id, p.concept_id, p.parents
+    from app.trail_spark_positions p
+    where rolled_up and p.snapshot_id = current_snapshot
+    union all
+    select d.trail_id, d.ordinal, d.spark_id, d.concept_id, d.parents
+    from private.derive_trail_spark_positions(current_snapshot, null) d
+    where not rolled_up
+  ),
+  -- The trails to walk, in order: the chosen trail, else the trail of each enrollment whose trail
+  -- is in the current snapshot, by its journey's last activity (private.journey_last_activity),
+  -- newest first.
+  trails as materialized (
+    select t.trail_id,
+      pg_catalog.row_number() over (order by t.last_activity_at desc, t.started_at desc, t.enrollment_id) as trail_rank
     from (
-      select null::uuid as enrollment_id, chosen_trail as trail_id, null::timestamp with time zone as started_at
+      select null::uuid as enrollment_id, chosen_trail as trail_id,
+        null::timestamp with time zone as started_at, null::timestamp with time zone as last_activity_at
       where chosen_trail is not null
       union all
-      select e.id, e.trail_id, e.started_at
+      select e.id, e.trail_id, e.started_at,
+        private.journey_last_activity(
+          -- The caller's sparks newest first, each probed until one is on the trail (a subquery,
+          -- not exists: a semi-join would hash the trail's every position).
+          (select st.last_event_at
+           from (select st.spark_id, st.last_event_at from states st order by st.last_event_at desc) st
+           where (select true from positions p where p.trail_id = e.trail_id and p.spark_id = st.spark_id)
+           order by st.last_event_at desc
+           limit 1),
+          e.started_at)
       from app.enrollments e
       where chosen_trail is null and e.user_id = caller
         and exists (select from app.trails tr where tr.snapshot_id = current_snapshot and tr.id = e.trail_id)
     ) t
-    cross join lateral private.journey_positions(current_snapshot, t.trail_id) p
-    left join states st on st.spark_id = p.spark_id
   ),
-  -- The trails by their journeys' last activity (private.caller_journeys: the latest event on a
-  -- spark of the trail, else started_at), newest first.
-  trails as (
-    select w.trail_id,
-      pg_catalog.row_number() over (
-        order by coalesce(pg_catalog.max(w.last_event_at), w.started_at) desc, w.started_at desc, w.enrollment_id) as trail_rank
-    from walk w
-    group by w.enrollment_id, w.trail_id, w.started_at
+  -- Ready: not done, every prerequisite done (the positions carry the prerequisites); each spark
+  -- once, at its first trail.
+  ready as not materialized (
+    select t.trail_rank, p.trail_id, p.ordinal, p.spark_id, p.concept_id, p.parents
+    from (select * from trails order by trail_rank) t
+    cross join lateral (
+      select p.* from positions p
+      where p.trail_id = t.trail_id
+        and p.spark_id not in (select d.spark_id from done d)
+        and case when p.parents = '{}' then true
+                 when p.parents[1] in (select d.spark_id from done d)
+                   then p.parents <@ (select pg_catalog.array_agg(d.spark_id) from done d) end
+        and not exists (select from trails e
+                        where e.trail_rank < t.trail_rank
+                          and exists (select from positions q where q.trail_id = e.trail_id and q.spark_id = p.spark_id))
+    ) p
   ),
-  -- Ready: not done, every prerequisite done (the positions carry the prerequisites, so the cost
-  -- follows the size of the caller's trails, not of the catalog); each once, at its first trail.
-  ready as materialized (
-    select distinct on (w.spark_id) r.trail_rank, w.trail_id, w.ordinal, w.spark_id, w.concept_id, w.parents
-    from walk w
-    join trails r on r.trail_id = w.trail_id
-    cross join done
-    where w.completed_at is null and w.parents <@ done.ids
-    order by w.spark_id, r.trail_rank, w.ordinal
-  ),
-  -- Only the page's candidates are looked up. Trail order (ordinal) sorts by the same concept and
-  -- placement keys as the list, and only difficulty reorders sparks within one placement of one
-  -- concept; so the list's first limit_count sparks are among the first limit_count by
-  -- (trail_rank, ordinal) and the rest of the last one's concept in that trail.
-  cut as (
-    select r.trail_rank, r.ordinal, r.concept_id
-    from ready r
-    order by r.trail_rank, r.ordinal
-    offset list_next_sparks.limit_count - 1
-    limit 1
+  -- Trail order (ordinal) sorts by the same concept and placement keys as the list, and only
+  -- difficulty reorders sparks within one placement of one concept; so the list's first
+  -- limit_count sparks are among the first limit_count ready ones by (trail_rank, ordinal) and the
+  -- ready rest of the last one's concept in that trail. The trails are walked in order, the next
+  -- only while fewer were found.
+  firsts as (
+    select r.* from ready r order by r.trail_rank, r.ordinal limit list_next_sparks.limit_count
   ),
   candidates as (
+    select f.* from firsts f
+    union all
     select r.*
-    from ready r
-    where not exists (select from cut)
-       or exists (select from cut c
-                  where (r.trail_rank, r.ordinal) <= (c.trail_rank, c.ordinal)
-                     or (r.trail_rank = c.trail_rank and r.concept_id = c.concept_id))
+    from (select f.* from firsts f order by f.trail_rank desc, f.ordinal desc limit 1) c
+    cross join lateral (
+      select r.* from ready r
+      where r.trail_rank = c.trail_rank and r.concept_id = c.concept_id and r.ordinal > c.ordinal
+    ) r
   ),
   chosen as (
     select r.*, s.slug, s.title, s.difficulty, s.estimated_mins,
@@ -524,22 +551,26 @@ create trigger spark_reviews_review_cards
   for each statement execute function private.refresh_review_cards_after_reviews();
 
 -- private.review_card_json: one card as the API shows it, with its retrievability at `at`.
+-- plpgsql, not sql: called once per listed card, and a SQL function that cannot be inlined (its
+-- SET clause) starts an executor on every call; plpgsql evaluates one expression without one.
 create or replace function private.review_card_json(card app.review_cards, at timestamp with time zone)
 returns json
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
-  select pg_catalog.json_build_object(
-    'due_at', (card).due_at,
-    'stability', (card).stability,
-    'difficulty', (card).difficulty,
-    'retrievability', private.fsrs_retrievability((card).stability,
-      greatest((review_card_json.at at time zone 'UTC')::date - ((card).last_review_at at time zone 'UTC')::date, 0)),
-    'last_review_at', (card).last_review_at,
-    'scheduled_days', (card).scheduled_days,
-    'reps', (card).reps,
-    'lapses', (card).lapses)
+begin
+  return pg_catalog.json_build_object(
+    'due_at', (review_card_json.card).due_at,
+    'stability', (review_card_json.card).stability,
+    'difficulty', (review_card_json.card).difficulty,
+    'retrievability', private.fsrs_retrievability((review_card_json.card).stability,
+      greatest((review_card_json.at at time zone 'UTC')::date - ((review_card_json.card).last_review_at at time zone 'UTC')::date, 0)),
+    'last_review_at', (review_card_json.card).last_review_at,
+    'scheduled_days', (review_card_json.card).scheduled_days,
+    'reps', (review_card_json.card).reps,
+    'lapses', (review_card_json.card).lapses);
+end
 $$;
 comment on function private.review_card_json(app.review_cards, timestamp with time zone) is
   'ReviewCard JSON: due_at, stability, difficulty, retrievability at a time, last_review_at, scheduled_days, reps, lapses.';

@@ -2,13 +2,15 @@
 -- completed), enrolled trails by recent activity, then trail order, then difficulty closest to
 -- the caller's recent level; only the caller's progress counts.
 begin;
-select plan(19);
+select plan(25);
 
 select tests.create_user('alice');
 select tests.create_user('bob');
+select tests.create_user('carol');
 
 -- Fixture (as the owner): trail "sql" with concept "first" (spark "a", then "int" and "adv" at the
--- same position) and concept "second" ("d", which needs "a"); trail "expert" with "x" and "y".
+-- same position) and concept "second" ("d", which needs "a"); trail "expert" with "x" and "y";
+-- trail "both" with concept "mix" ("a" again, then "z").
 -- No rollups: positions are derived on the fly (private.journey_positions).
 select tests.archive_current_snapshot();
 insert into app.snapshots (id, name, version_label, status, published_at)
@@ -17,25 +19,30 @@ insert into app.domains (snapshot_id, id, slug, name)
 values ('a6000000-0000-4000-8000-000000000001', 'd6000000-0000-4000-8000-000000000001', 'data', 'Data');
 insert into app.trails (snapshot_id, id, domain_id, slug, title) values
   ('a6000000-0000-4000-8000-000000000001', 'b6000000-0000-4000-8000-000000000001', 'd6000000-0000-4000-8000-000000000001', 'sql', 'SQL'),
-  ('a6000000-0000-4000-8000-000000000001', 'b6000000-0000-4000-8000-000000000002', 'd6000000-0000-4000-8000-000000000001', 'expert', 'Expert');
+  ('a6000000-0000-4000-8000-000000000001', 'b6000000-0000-4000-8000-000000000002', 'd6000000-0000-4000-8000-000000000001', 'expert', 'Expert'),
+  ('a6000000-0000-4000-8000-000000000001', 'b6000000-0000-4000-8000-000000000003', 'd6000000-0000-4000-8000-000000000001', 'both', 'Both');
 insert into app.concepts (snapshot_id, id, trail_id, slug, title, order_index) values
   ('a6000000-0000-4000-8000-000000000001', 'c6000000-0000-4000-8000-000000000001', 'b6000000-0000-4000-8000-000000000001', 'first', 'First', 0),
   ('a6000000-0000-4000-8000-000000000001', 'c6000000-0000-4000-8000-000000000002', 'b6000000-0000-4000-8000-000000000001', 'second', 'Second', 1),
-  ('a6000000-0000-4000-8000-000000000001', 'c6000000-0000-4000-8000-000000000003', 'b6000000-0000-4000-8000-000000000002', 'deep', 'Deep', 0);
+  ('a6000000-0000-4000-8000-000000000001', 'c6000000-0000-4000-8000-000000000003', 'b6000000-0000-4000-8000-000000000002', 'deep', 'Deep', 0),
+  ('a6000000-0000-4000-8000-000000000001', 'c6000000-0000-4000-8000-000000000004', 'b6000000-0000-4000-8000-000000000003', 'mix', 'Mix', 0);
 insert into app.sparks (snapshot_id, id, slug, title, difficulty, estimated_mins) values
   ('a6000000-0000-4000-8000-000000000001', 'e6000000-0000-4000-8000-000000000001', 'a', 'A', 'beginner', 3),
   ('a6000000-0000-4000-8000-000000000001', 'e6000000-0000-4000-8000-000000000002', 'int', 'Int', 'intermediate', 4),
   ('a6000000-0000-4000-8000-000000000001', 'e6000000-0000-4000-8000-000000000003', 'adv', 'Adv', 'advanced', 5),
   ('a6000000-0000-4000-8000-000000000001', 'e6000000-0000-4000-8000-000000000004', 'd', 'D', 'beginner', 6),
   ('a6000000-0000-4000-8000-000000000001', 'e6000000-0000-4000-8000-000000000005', 'x', 'X', 'expert', 7),
-  ('a6000000-0000-4000-8000-000000000001', 'e6000000-0000-4000-8000-000000000006', 'y', 'Y', 'expert', 8);
+  ('a6000000-0000-4000-8000-000000000001', 'e6000000-0000-4000-8000-000000000006', 'y', 'Y', 'expert', 8),
+  ('a6000000-0000-4000-8000-000000000001', 'e6000000-0000-4000-8000-000000000007', 'z', 'Z', 'beginner', 9);
 insert into app.concept_sparks (snapshot_id, concept_id, spark_id, order_index) values
   ('a6000000-0000-4000-8000-000000000001', 'c6000000-0000-4000-8000-000000000001', 'e6000000-0000-4000-8000-000000000001', 0),
   ('a6000000-0000-4000-8000-000000000001', 'c6000000-0000-4000-8000-000000000001', 'e6000000-0000-4000-8000-000000000002', 1),
   ('a6000000-0000-4000-8000-000000000001', 'c6000000-0000-4000-8000-000000000001', 'e6000000-0000-4000-8000-000000000003', 1),
   ('a6000000-0000-4000-8000-000000000001', 'c6000000-0000-4000-8000-000000000002', 'e6000000-0000-4000-8000-000000000004', 0),
   ('a6000000-0000-4000-8000-000000000001', 'c6000000-0000-4000-8000-000000000003', 'e6000000-0000-4000-8000-000000000005', 0),
-  ('a6000000-0000-4000-8000-000000000001', 'c6000000-0000-4000-8000-000000000003', 'e6000000-0000-4000-8000-000000000006', 1);
+  ('a6000000-0000-4000-8000-000000000001', 'c6000000-0000-4000-8000-000000000003', 'e6000000-0000-4000-8000-000000000006', 1),
+  ('a6000000-0000-4000-8000-000000000001', 'c6000000-0000-4000-8000-000000000004', 'e6000000-0000-4000-8000-000000000001', 0),
+  ('a6000000-0000-4000-8000-000000000001', 'c6000000-0000-4000-8000-000000000004', 'e6000000-0000-4000-8000-000000000007', 1);
 insert into app.spark_links (snapshot_id, source_id, target_id, type) values
   ('a6000000-0000-4000-8000-000000000001', 'e6000000-0000-4000-8000-000000000001', 'e6000000-0000-4000-8000-000000000004', 'prerequisite');
 
@@ -84,20 +91,42 @@ select private.refresh_content_rollups('a6000000-0000-4000-8000-000000000001');
 select is(
   (select array_agg(p.parents::text order by p.spark_id) from app.trail_spark_positions p
    where p.snapshot_id = 'a6000000-0000-4000-8000-000000000001'),
-  '{"{}","{}","{}","{e6000000-0000-4000-8000-000000000001}","{}","{}"}',
+  '{"{}","{}","{}","{}","{e6000000-0000-4000-8000-000000000001}","{}","{}","{}"}',
   'stored positions carry each spark''s prerequisites (d needs a)');
 select is(
   (select count(*)::int from app.trail_spark_positions p
    join app.spark_graph_nodes g on g.snapshot_id = p.snapshot_id and g.spark_id = p.spark_id
    where p.snapshot_id = 'a6000000-0000-4000-8000-000000000001' and p.parents = g.parents),
-  (select count(*)::int from app.spark_graph_nodes g where g.snapshot_id = 'a6000000-0000-4000-8000-000000000001'),
-  'the stored prerequisites are the graph nodes'' parents, spark for spark');
+  (select count(*)::int from app.trail_spark_positions p where p.snapshot_id = 'a6000000-0000-4000-8000-000000000001'),
+  'the stored prerequisites are the graph nodes'' parents, position for position');
 select tests.authenticate_as('alice');
 select is(pg_temp.next_slugs(api.list_next_sparks()), '{adv,int,d}', 'stored positions give the list the derived ones gave');
 
 -- acting as bob
 select tests.authenticate_as('bob');
 select is(pg_temp.next_slugs(api.list_next_sparks('sql')), '{a,int,adv}', 'another learner''s completions do not count for bob');
+
+-- acting as carol: two enrolled trails sharing "a", ordered by their journeys' last activity
+select tests.authenticate_as('carol');
+select api.enroll_in_trail('b6000000-0000-4000-8000-000000000001');
+select api.enroll_in_trail('b6000000-0000-4000-8000-000000000003');
+select api.record_learning_event('e6000000-0000-4000-8000-000000000007', 'started', now() - interval '2 hours');
+select api.record_learning_event('e6000000-0000-4000-8000-000000000002', 'started', now() - interval '1 hour');
+select is(pg_temp.next_slugs(api.list_next_sparks(null, 3)), '{a,int,adv}',
+  'the trail with the latest event comes first, and a limit it fills ends the list there');
+select is(pg_temp.next_slugs(api.list_next_sparks()), '{a,int,adv,z}',
+  'the next trail follows, without the spark an earlier trail listed');
+select api.record_learning_event('e6000000-0000-4000-8000-000000000007', 'bookmarked', now() - interval '30 minutes');
+select is(pg_temp.next_slugs(api.list_next_sparks()), '{a,z,int,adv}',
+  'any event, a bookmark too, makes its trail the most recent; a shared spark is listed at its first trail');
+select is(
+  (select j.last_activity_at from private.caller_journeys(null, false) j where j.trail_id = 'b6000000-0000-4000-8000-000000000003'),
+  now() - interval '30 minutes',
+  'the journey shows the last activity what next orders its trail by');
+select is(private.journey_last_activity(null, '2026-01-02 00:00+00'), '2026-01-02 00:00+00'::timestamptz,
+  'without an event on the trail a journey''s last activity is its start');
+select is(private.journey_last_activity('2025-12-01 00:00+00', '2026-01-02 00:00+00'), '2025-12-01 00:00+00'::timestamptz,
+  'an event recorded before enrolling is still the last activity');
 
 -- acting as anon
 select tests.clear_authentication();
