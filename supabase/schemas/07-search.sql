@@ -64,11 +64,12 @@ grant execute on function private.search_query(text) to anon, authenticated;
 --          first when there are more matches than the rank cap. `fuzzy` switches from the
 --          full-text match to the trigram word-similarity match on titles (typo fallback).
 --          `kind` and `level` (null: any) keep one content type and one difficulty: tables they
---          rule out are not read (a gating filter, also in a generic plan). Each match carries
---          what ranking needs (lower(title), the normalised title, the search document), read
---          here while the row is at hand rather than looked up again per candidate.
+--          rule out are not read (a gating filter, also in a generic plan). A match is narrow:
+--          its key, difficulty and title_hit. At 500,000 sparks a common word matches hundreds
+--          of thousands of rows, and RETURN QUERY materialises each one; what ranking needs is
+--          read for the ranked candidates only (private.search_hits).
 create or replace function private.search_matches(snapshot uuid, query tsquery, normalized text, fuzzy boolean, kind text default null, level text default null)
-returns table(type text, snapshot_id uuid, id uuid, difficulty text, title_hit boolean, sort_title text, search_title text, document tsvector)
+returns table(type text, snapshot_id uuid, id uuid, difficulty text, title_hit boolean)
 language plpgsql
 stable
 set search_path = ''
@@ -78,8 +79,7 @@ begin
   if not search_matches.fuzzy then
     return query
       select 'spark'::text, s.snapshot_id, s.id, s.difficulty,
-             pg_catalog.ts_filter(s.search_vector, '{a}') @@ search_matches.query,
-             pg_catalog.lower(s.title), s.search_title, s.search_vector
+             pg_catalog.ts_filter(s.search_vector, '{a}') @@ search_matches.query
         from app.sparks s
        where coalesce(search_matches.kind, 'spark') = 'spark'
          and (search_matches.snapshot is null or s.snapshot_id = search_matches.snapshot)
@@ -87,16 +87,14 @@ begin
          and (search_matches.level is null or s.difficulty = search_matches.level)
       union all
       select 'concept', c.snapshot_id, c.id, null,
-             pg_catalog.ts_filter(c.search_vector, '{a}') @@ search_matches.query,
-             pg_catalog.lower(c.title), c.search_title, c.search_vector
+             pg_catalog.ts_filter(c.search_vector, '{a}') @@ search_matches.query
         from app.concepts c
        where coalesce(search_matches.kind, 'concept') = 'concept' and search_matches.level is null
          and (search_matches.snapshot is null or c.snapshot_id = search_matches.snapshot)
          and c.search_vector @@ search_matches.query
       union all
       select 'trail', t.snapshot_id, t.id, t.difficulty_level,
-             pg_catalog.ts_filter(t.search_vector, '{a}') @@ search_matches.query,
-             pg_catalog.lower(t.title), t.search_title, t.search_vector
+             pg_catalog.ts_filter(t.search_vector, '{a}') @@ search_matches.query
         from app.trails t
        where coalesce(search_matches.kind, 'trail') = 'trail'
          and (search_matches.snapshot is null or t.snapshot_id = search_matches.snapshot)
@@ -104,35 +102,34 @@ begin
          and (search_matches.level is null or t.difficulty_level = search_matches.level)
       union all
       select 'domain', d.snapshot_id, d.id, null,
-             pg_catalog.ts_filter(d.search_vector, '{a}') @@ search_matches.query,
-             pg_catalog.lower(d.name), d.search_title, d.search_vector
+             pg_catalog.ts_filter(d.search_vector, '{a}') @@ search_matches.query
         from app.domains d
        where coalesce(search_matches.kind, 'domain') = 'domain' and search_matches.level is null
          and (search_matches.snapshot is null or d.snapshot_id = search_matches.snapshot)
          and d.search_vector @@ search_matches.query;
   else
     return query
-      select 'spark'::text, s.snapshot_id, s.id, s.difficulty, true, pg_catalog.lower(s.title), s.search_title, s.search_vector
+      select 'spark'::text, s.snapshot_id, s.id, s.difficulty, true
         from app.sparks s
        where coalesce(search_matches.kind, 'spark') = 'spark'
          and (search_matches.snapshot is null or s.snapshot_id = search_matches.snapshot)
          and search_matches.normalized operator(extensions.<%) s.search_title
          and (search_matches.level is null or s.difficulty = search_matches.level)
       union all
-      select 'concept', c.snapshot_id, c.id, null, true, pg_catalog.lower(c.title), c.search_title, c.search_vector
+      select 'concept', c.snapshot_id, c.id, null, true
         from app.concepts c
        where coalesce(search_matches.kind, 'concept') = 'concept' and search_matches.level is null
          and (search_matches.snapshot is null or c.snapshot_id = search_matches.snapshot)
          and search_matches.normalized operator(extensions.<%) c.search_title
       union all
-      select 'trail', t.snapshot_id, t.id, t.difficulty_level, true, pg_catalog.lower(t.title), t.search_title, t.search_vector
+      select 'trail', t.snapshot_id, t.id, t.difficulty_level, true
         from app.trails t
        where coalesce(search_matches.kind, 'trail') = 'trail'
          and (search_matches.snapshot is null or t.snapshot_id = search_matches.snapshot)
          and search_matches.normalized operator(extensions.<%) t.search_title
          and (search_matches.level is null or t.difficulty_level = search_matches.level)
       union all
-      select 'domain', d.snapshot_id, d.id, null, true, pg_catalog.lower(d.name), d.search_title, d.search_vector
+      select 'domain', d.snapshot_id, d.id, null, true
         from app.domains d
        where coalesce(search_matches.kind, 'domain') = 'domain' and search_matches.level is null
          and (search_matches.snapshot is null or d.snapshot_id = search_matches.snapshot)
@@ -141,8 +138,52 @@ begin
 end
 $$;
 comment on function private.search_matches(uuid,tsquery,text,boolean,text,text) is
-  'Unranked matches (type, snapshot_id, id, difficulty, title_hit, sort_title, search_title, document) of a search in one snapshot, optionally of one type and difficulty: full-text, or trigram on titles when fuzzy.';
+  'Unranked matches (type, snapshot_id, id, difficulty, title_hit) of a search in one snapshot, optionally of one type and difficulty: full-text, or trigram on titles when fuzzy.';
 grant execute on function private.search_matches(uuid,tsquery,text,boolean,text,text) to anon, authenticated;
+
+-- private.search_key: one search hit's key, the content type and the row's (snapshot_id, id).
+create type private.search_key as (
+  type text,
+  snapshot_id uuid,
+  id uuid
+);
+
+-- private.search_hits
+-- Purpose: what search and autocomplete show or rank of the hits they picked, read from the
+--          four content tables by key in one call: slug, title (a domain's name), summary (a
+--          concept's, trail's or domain's description), the normalised title and the search
+--          document. The one place these fields are mapped from the content tables.
+-- Params:  keys (a page, the ranked candidates, or autocomplete's similar titles).
+-- Returns: one row per key found, in no particular order.
+create or replace function private.search_hits(keys private.search_key[])
+returns table(type text, snapshot_id uuid, id uuid, slug text, title text, summary text, search_title text, document tsvector)
+language sql
+stable
+set search_path = ''
+as $$
+  select k.type, k.snapshot_id, k.id, s.slug, s.title, s.summary, s.search_title, s.search_vector
+    from pg_catalog.unnest(search_hits.keys) k
+    join app.sparks s on s.snapshot_id = k.snapshot_id and s.id = k.id
+   where k.type = 'spark'
+  union all
+  select k.type, k.snapshot_id, k.id, c.slug, c.title, c.description, c.search_title, c.search_vector
+    from pg_catalog.unnest(search_hits.keys) k
+    join app.concepts c on c.snapshot_id = k.snapshot_id and c.id = k.id
+   where k.type = 'concept'
+  union all
+  select k.type, k.snapshot_id, k.id, t.slug, t.title, t.description, t.search_title, t.search_vector
+    from pg_catalog.unnest(search_hits.keys) k
+    join app.trails t on t.snapshot_id = k.snapshot_id and t.id = k.id
+   where k.type = 'trail'
+  union all
+  select k.type, k.snapshot_id, k.id, d.slug, d.name, d.description, d.search_title, d.search_vector
+    from pg_catalog.unnest(search_hits.keys) k
+    join app.domains d on d.snapshot_id = k.snapshot_id and d.id = k.id
+   where k.type = 'domain'
+$$;
+comment on function private.search_hits(private.search_key[]) is
+  'Slug, title, summary, normalised title and search document of search hits, by (type, snapshot_id, id), from the four content tables.';
+grant execute on function private.search_hits(private.search_key[]) to anon, authenticated;
 
 -- Autocomplete's first tier walks these in order and stops after `limit` rows: title-prefix
 -- suggestions cost the same however many titles share the prefix. Collation "C" makes the
@@ -950,23 +991,13 @@ as $$
     ) p
   ),
   suggestions as (
-    select distinct on (t.text, h.type) h.type, t.text, h.similarity
+    select distinct on (t.title, h.type) h.type, t.title as text, h.similarity
     from holders h
-    cross join lateral (
-      select s.title as text from app.sparks s
-       where h.type = 'spark' and s.snapshot_id = suggest_similar_titles.snapshot and s.id = h.id
-      union all
-      select c.title from app.concepts c
-       where h.type = 'concept' and c.snapshot_id = suggest_similar_titles.snapshot and c.id = h.id
-      union all
-      select t.title from app.trails t
-       where h.type = 'trail' and t.snapshot_id = suggest_similar_titles.snapshot and t.id = h.id
-      union all
-      select d.name from app.domains d
-       where h.type = 'domain' and d.snapshot_id = suggest_similar_titles.snapshot and d.id = h.id
-    ) t
-    where not (suggest_similar_titles.taken @> pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('text', t.text, 'type', h.type)))
-    order by t.text, h.type, h.similarity desc
+    join private.search_hits((select pg_catalog.array_agg(distinct row(k.type, suggest_similar_titles.snapshot, k.id)::private.search_key)
+                                from holders k)) t
+      on t.type = h.type and t.id = h.id
+    where not (suggest_similar_titles.taken @> pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('text', t.title, 'type', h.type)))
+    order by t.title, h.type, h.similarity desc
   )
   select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('text', u.text, 'type', u.type)
            order by u.similarity desc, pg_catalog.char_length(u.text), u.text collate app.alphabetical, u.type), '[]'::jsonb)
@@ -1007,12 +1038,14 @@ grant execute on function private.search_has_match(uuid, tsquery) to anon, authe
 
 -- private.search_single_lexeme
 -- Purpose: the one lexeme of the snapshot's vocabulary a search matches exactly, when there is
---          one: the query must be a disjunction of lexeme atoms ('build' | 'building':*, no AND,
---          NOT, phrase or weight) whose atoms resolve, in app.search_lexeme_counts, to a single
---          lexeme. Then the rows matching the query are exactly the rows holding that lexeme.
+--          one: the query must combine lexeme atoms with OR and AND only ('build' | 'building':*,
+--          'principl' & 'principl'; no NOT, phrase or weight) and its atoms resolve, in
+--          app.search_lexeme_counts, to a single lexeme L or to none. An atom of no lexeme is
+--          false in every row of the snapshot, so the query holds in a row exactly when it holds
+--          in a document of L alone and the row holds L: the rows holding L, or no row.
 -- Params:  snapshot, query.
--- Returns: {lexeme, match_count}: 0 = no vocabulary lexeme matches (no row
---          matches), 1 = exactly `lexeme`, 2 = several (or not a disjunction): general path.
+-- Returns: {lexeme, match_count}: 0 = no row matches, 1 = exactly the rows holding `lexeme`,
+--          2 = several lexemes (or NOT, phrase, weight): general path.
 create or replace function private.search_single_lexeme(snapshot uuid, query tsquery, out lexeme text, out match_count integer)
 returns record
 language plpgsql
@@ -1026,9 +1059,9 @@ declare
   is_prefix boolean;
 begin
   search_single_lexeme.match_count := 2;
-  -- Outside the quoted lexemes only '|', ':*', parentheses and spaces may appear.
+  -- Outside the quoted lexemes only '|', '&', ':*', parentheses and spaces may appear.
   if search_single_lexeme.snapshot is null
-     or pg_catalog.regexp_replace(query_text, '''(?:[^'']|'''')*''', '', 'g') !~ '^[|:*() ]*$' then
+     or pg_catalog.regexp_replace(query_text, '''(?:[^'']|'''')*''', '', 'g') !~ '^[|&:*() ]*$' then
     return;
   end if;
   for atom, is_prefix in
@@ -1052,15 +1085,20 @@ begin
   search_single_lexeme.match_count := least(pg_catalog.cardinality(lexemes), 2);
   if search_single_lexeme.match_count = 1 then
     search_single_lexeme.lexeme := lexemes[1];
+    -- 'quokka' & 'platypus' with no platypus in the snapshot: no row matches
+    if not pg_catalog.array_to_tsvector(lexemes) @@ search_single_lexeme.query then
+      search_single_lexeme.match_count := 0;
+      search_single_lexeme.lexeme := null;
+    end if;
   end if;
 end
 $$;
 comment on function private.search_single_lexeme(uuid,tsquery) is
-  'The single vocabulary lexeme a disjunctive search query matches in a snapshot (match_count 1), none (0) or several/not disjunctive (2).';
+  'The single vocabulary lexeme an OR/AND search query matches in a snapshot (match_count 1), no row (0), or several lexemes / NOT, phrase, weight (2).';
 grant execute on function private.search_single_lexeme(uuid,tsquery) to anon, authenticated;
 
--- private.search_candidate: a match to rank, with what ranking needs (so ranking reads no row
--- again): its type and key, lower(title) for ties, its normalised title for the title boosts and
+-- private.search_candidate: a match to rank, with what ranking needs (read once per
+-- candidate): its type and key, lower(title) for ties, its normalised title for the title boosts and
 -- the trigram score, and its search document (a content row's search_vector, or the
 -- rank_vector stored with a title posting, the same value).
 create type private.search_candidate as (
@@ -1071,6 +1109,24 @@ create type private.search_candidate as (
   search_title text,
   document tsvector
 );
+
+-- private.search_candidates
+-- Purpose: the candidates to rank for matches picked by key (private.search_matches is narrow):
+--          what ranking needs, read by private.search_hits.
+-- Params:  keys (at most the rank cap).
+-- Returns: search_candidate[] in no particular order (ranking orders them).
+create or replace function private.search_candidates(keys private.search_key[])
+returns private.search_candidate[]
+language sql
+stable
+set search_path = ''
+as $$
+  select coalesce(pg_catalog.array_agg(row(h.type, h.snapshot_id, h.id, pg_catalog.lower(h.title), h.search_title, h.document)::private.search_candidate), '{}')
+  from private.search_hits(search_candidates.keys) h
+$$;
+comment on function private.search_candidates(private.search_key[]) is
+  'Search candidates (type, key, lower(title), normalised title, search document) for matches picked by key.';
+grant execute on function private.search_candidates(private.search_key[]) to anon, authenticated;
 
 -- private.search_page_rows
 -- Purpose: ranks the candidates of a search and returns one page of results; only the page's
@@ -1108,23 +1164,12 @@ as $$
     limit search_page_rows.per_page
   )
   select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
-           'type', p.type, 'id', p.id, 'slug', x.slug, 'title', x.title,
-           'summary', x.summary, 'score', p.score)
+           'type', p.type, 'id', p.id, 'slug', h.slug, 'title', h.title,
+           'summary', h.summary, 'score', p.score)
          order by p.score desc, p.sort_title collate app.alphabetical, p.type, p.id), '[]'::jsonb)
   from page_rows p
-  cross join lateral (
-    select s.slug, s.title, s.summary from app.sparks s
-     where p.type = 'spark' and s.snapshot_id = p.snapshot_id and s.id = p.id
-    union all
-    select k.slug, k.title, k.description from app.concepts k
-     where p.type = 'concept' and k.snapshot_id = p.snapshot_id and k.id = p.id
-    union all
-    select t.slug, t.title, t.description from app.trails t
-     where p.type = 'trail' and t.snapshot_id = p.snapshot_id and t.id = p.id
-    union all
-    select d.slug, d.name, d.description from app.domains d
-     where p.type = 'domain' and d.snapshot_id = p.snapshot_id and d.id = p.id
-  ) x
+  join private.search_hits((select pg_catalog.array_agg(row(r.type, r.snapshot_id, r.id)::private.search_key) from page_rows r)) h
+    on h.type = p.type and h.snapshot_id = p.snapshot_id and h.id = p.id
 $$;
 comment on function private.search_page_rows(private.search_candidate[],tsquery,text,boolean,integer,integer) is
   'Ranks search candidates (score = ts_rank + exact/prefix title boost, or trigram similarity when fuzzy) and returns one page as a jsonb array, reading only the page''s rows.';
@@ -1289,47 +1334,47 @@ begin
            limit rank_cap
         ) p;
       if title_total < rank_cap and total > title_total then
-        select candidates || coalesce(pg_catalog.array_agg(row(m.type, m.snapshot_id, m.id, m.sort_title, m.search_title, m.document)::private.search_candidate
-                                                           order by m.type, m.id), '{}')
-          into candidates
-          from (
-            select m.* from private.search_matches(snapshot, query, normalized, false, search_content.type, search_content.difficulty) m
-             where not m.title_hit
-             order by m.type, m.id
-             limit rank_cap - title_total
-          ) m;
+        candidates := candidates || private.search_candidates(array(
+          select row(m.type, m.snapshot_id, m.id)::private.search_key
+            from private.search_matches(snapshot, query, normalized, false, search_content.type, search_content.difficulty) m
+           where not m.title_hit
+           order by m.type, m.id
+           limit rank_cap - title_total));
       end if;
     else
-      -- General path: every match is listed, counted and ordered (rank_cap bounds the ranking).
+      -- General path: every match is listed once (narrow), grouped by type and difficulty for
+      -- the total and the facets, and its first rank_cap rows (title matches first) become the
+      -- candidates.
       with matched as materialized (
         select m.* from private.search_matches(snapshot, query, normalized, fuzzy) m
       ),
-      filtered as (
-        select m.* from matched m
-        where (search_content.type is null or m.type = search_content.type)
-          and (search_content.difficulty is null or m.difficulty = search_content.difficulty)
-      ),
-      ranked_first as (
-        select f.* from filtered f order by f.title_hit desc, f.type, f.id limit rank_cap
+      groups as (
+        select m.type, m.difficulty, pg_catalog.count(*)::integer as n from matched m group by m.type, m.difficulty
       )
-      select (select pg_catalog.count(*)::integer from filtered),
+      select (select coalesce(pg_catalog.sum(g.n), 0)::integer from groups g
+               where (search_content.type is null or g.type = search_content.type)
+                 and (search_content.difficulty is null or g.difficulty = search_content.difficulty)),
              (select pg_catalog.jsonb_object_agg(kinds.kind, coalesce(counts.n, 0) order by kinds.position)
                 from unnest(array['spark', 'concept', 'trail', 'domain']) with ordinality as kinds(kind, position)
                 left join (
-                  select m.type, pg_catalog.count(*)::integer as n from matched m
-                  where search_content.difficulty is null or m.difficulty = search_content.difficulty
-                  group by m.type
+                  select g.type, pg_catalog.sum(g.n)::integer as n from groups g
+                  where search_content.difficulty is null or g.difficulty = search_content.difficulty
+                  group by g.type
                 ) counts on counts.type = kinds.kind),
              (select pg_catalog.jsonb_object_agg(levels.value, coalesce(counts.n, 0) order by levels.sort_order)
                 from app.difficulty_levels levels
                 left join (
-                  select m.difficulty, pg_catalog.count(*)::integer as n from matched m
-                  where (search_content.type is null or m.type = search_content.type) and m.difficulty is not null
-                  group by m.difficulty
+                  select g.difficulty, pg_catalog.sum(g.n)::integer as n from groups g
+                  where (search_content.type is null or g.type = search_content.type) and g.difficulty is not null
+                  group by g.difficulty
                 ) counts on counts.difficulty = levels.value),
-             (select coalesce(pg_catalog.array_agg(row(c.type, c.snapshot_id, c.id, c.sort_title, c.search_title, c.document)::private.search_candidate), '{}')
-                from ranked_first c),
-             exists (select from matched)
+             private.search_candidates(array(
+               select row(m.type, m.snapshot_id, m.id)::private.search_key from matched m
+                where (search_content.type is null or m.type = search_content.type)
+                  and (search_content.difficulty is null or m.difficulty = search_content.difficulty)
+                order by m.title_hit desc, m.type, m.id
+                limit rank_cap)),
+             exists (select from groups)
         into total, type_counts, level_counts, candidates, found_any;
     end if;
 

@@ -3,7 +3,7 @@
 -- one-word search answers exactly what the general search (every match counted and ordered)
 -- answers.
 begin;
-select plan(14);
+select plan(16);
 
 insert into app.snapshots (id, name, version_label, status, published_at)
 values ('43000000-0000-0000-0000-000000000000', 'search figures fixture', 'v43', 'archived', now());
@@ -90,11 +90,15 @@ select is((select l.match_count from private.search_single_lexeme('43000000-0000
   'a prefix of several lexemes (walk, wallabi) takes the general path');
 select is((select l.match_count from private.search_single_lexeme('43000000-0000-0000-0000-000000000000', private.search_query('platypus')) l), 0,
   'a word of no row resolves to nothing');
+select is((select l.lexeme from private.search_single_lexeme('43000000-0000-0000-0000-000000000000', private.search_query('quokkas quokka')) l), 'quokka',
+  'a word said twice (AND of one lexeme) resolves to its single lexeme');
+select is((select l.match_count from private.search_single_lexeme('43000000-0000-0000-0000-000000000000', private.search_query('quokka platypus')) l), 0,
+  'a word of some rows AND a word of none resolves to nothing');
 
 -- The fast path against the general path, over filters and pages.
 create temporary table fast_answers as
 select q, t, d, pg, api.search_content(q, t, d, pg, 20, '43000000-0000-0000-0000-000000000000') as answer
-from unnest(array['quokka', 'Quokkas', 'island', 'quokka habits', 'wallaby', 'platypus', 'quokk']) q,
+from unnest(array['quokka', 'Quokkas', 'island', 'quokka habits', 'wallaby', 'platypus', 'quokk', 'quokkas quokka', 'quokka platypus']) q,
      unnest(array[null, 'spark', 'trail', 'domain', 'concept']) t,
      unnest(array[null, 'beginner', 'intermediate']) d,
      unnest(array[1, 2, 50, 51]) pg;
@@ -105,13 +109,13 @@ create or replace function private.search_single_lexeme(snapshot uuid, query tsq
 language plpgsql stable set search_path = '' as $$ begin match_count := 2; end $$;
 create temporary table general_answers as
 select q, t, d, pg, api.search_content(q, t, d, pg, 20, '43000000-0000-0000-0000-000000000000') as answer
-from unnest(array['quokka', 'Quokkas', 'island', 'quokka habits', 'wallaby', 'platypus', 'quokk']) q,
+from unnest(array['quokka', 'Quokkas', 'island', 'quokka habits', 'wallaby', 'platypus', 'quokk', 'quokkas quokka', 'quokka platypus']) q,
      unnest(array[null, 'spark', 'trail', 'domain', 'concept']) t,
      unnest(array[null, 'beginner', 'intermediate']) d,
      unnest(array[1, 2, 50, 51]) pg;
 select is((select count(*)::int from fast_answers f join general_answers g
              on g.q = f.q and g.t is not distinct from f.t and g.d is not distinct from f.d and g.pg = f.pg
-            where g.answer = f.answer), 420,
+            where g.answer = f.answer), 540,
   'the one-lexeme path answers exactly what the general path answers (data, meta, facets)');
 
 select is((select answer -> 'data' -> 0 ->> 'title' from fast_answers where q = 'quokka' and t is null and d is null and pg = 1),
