@@ -47,6 +47,8 @@ grant usage on schema extensions to anon, authenticated, service_role;
 create extension if not exists pgcrypto with schema extensions;
 create extension if not exists pg_trgm with schema extensions;
 create extension if not exists unaccent with schema extensions;
+-- btree_gin: GIN indexes that lead with the snapshot id, so a search reads one snapshot's rows
+create extension if not exists btree_gin with schema extensions;
 
 -- auth.uid(), auth.role(), auth.jwt() exactly as Supabase defines them, only where the
 -- `auth` schema is ours to write (absent, or owned by the migrating role).

@@ -2,13 +2,16 @@
 -- one-lexeme query without visiting every match, and typo correction against a per-snapshot
 -- lexicon.
 
-create index sparks_search on app.sparks using gin (search_vector);
+-- Led by the snapshot id (btree_gin): a search's bitmap holds the rows of its snapshot only,
+-- so its heap visits do not grow with the archived snapshots beside it (with one release and
+-- its next one, half the visits: 30 -> 12 ms for "tools metrics" at 50,000 sparks).
+create index sparks_search on app.sparks using gin (snapshot_id, search_vector);
 
-create index concepts_search on app.concepts using gin (search_vector);
+create index concepts_search on app.concepts using gin (snapshot_id, search_vector);
 
-create index trails_search on app.trails using gin (search_vector);
+create index trails_search on app.trails using gin (snapshot_id, search_vector);
 
-create index domains_search on app.domains using gin (search_vector);
+create index domains_search on app.domains using gin (snapshot_id, search_vector);
 
 create index sparks_title_trgm on app.sparks using gin (search_title extensions.gin_trgm_ops);
 
@@ -75,6 +78,11 @@ stable
 set search_path = ''
 set "pg_trgm.word_similarity_threshold" to '0.4'
 as $$
+declare
+  -- The spec's "no current snapshot: no filter" as a list, so that every plan (generic ones
+  -- included) can give the snapshot to the index: `snapshot is null or …` cannot be.
+  snapshots uuid[] := case when search_matches.snapshot is null then array(select x.id from app.snapshots x)
+                           else array[search_matches.snapshot] end;
 begin
   if not search_matches.fuzzy then
     return query
@@ -82,7 +90,7 @@ begin
              pg_catalog.ts_filter(s.search_vector, '{a}') @@ search_matches.query
         from app.sparks s
        where coalesce(search_matches.kind, 'spark') = 'spark'
-         and (search_matches.snapshot is null or s.snapshot_id = search_matches.snapshot)
+         and s.snapshot_id = any(snapshots)
          and s.search_vector @@ search_matches.query
          and (search_matches.level is null or s.difficulty = search_matches.level)
       union all
@@ -90,14 +98,14 @@ begin
              pg_catalog.ts_filter(c.search_vector, '{a}') @@ search_matches.query
         from app.concepts c
        where coalesce(search_matches.kind, 'concept') = 'concept' and search_matches.level is null
-         and (search_matches.snapshot is null or c.snapshot_id = search_matches.snapshot)
+         and c.snapshot_id = any(snapshots)
          and c.search_vector @@ search_matches.query
       union all
       select 'trail', t.snapshot_id, t.id, t.difficulty_level,
              pg_catalog.ts_filter(t.search_vector, '{a}') @@ search_matches.query
         from app.trails t
        where coalesce(search_matches.kind, 'trail') = 'trail'
-         and (search_matches.snapshot is null or t.snapshot_id = search_matches.snapshot)
+         and t.snapshot_id = any(snapshots)
          and t.search_vector @@ search_matches.query
          and (search_matches.level is null or t.difficulty_level = search_matches.level)
       union all
@@ -105,34 +113,34 @@ begin
              pg_catalog.ts_filter(d.search_vector, '{a}') @@ search_matches.query
         from app.domains d
        where coalesce(search_matches.kind, 'domain') = 'domain' and search_matches.level is null
-         and (search_matches.snapshot is null or d.snapshot_id = search_matches.snapshot)
+         and d.snapshot_id = any(snapshots)
          and d.search_vector @@ search_matches.query;
   else
     return query
       select 'spark'::text, s.snapshot_id, s.id, s.difficulty, true
         from app.sparks s
        where coalesce(search_matches.kind, 'spark') = 'spark'
-         and (search_matches.snapshot is null or s.snapshot_id = search_matches.snapshot)
+         and s.snapshot_id = any(snapshots)
          and search_matches.normalized operator(extensions.<%) s.search_title
          and (search_matches.level is null or s.difficulty = search_matches.level)
       union all
       select 'concept', c.snapshot_id, c.id, null, true
         from app.concepts c
        where coalesce(search_matches.kind, 'concept') = 'concept' and search_matches.level is null
-         and (search_matches.snapshot is null or c.snapshot_id = search_matches.snapshot)
+         and c.snapshot_id = any(snapshots)
          and search_matches.normalized operator(extensions.<%) c.search_title
       union all
       select 'trail', t.snapshot_id, t.id, t.difficulty_level, true
         from app.trails t
        where coalesce(search_matches.kind, 'trail') = 'trail'
-         and (search_matches.snapshot is null or t.snapshot_id = search_matches.snapshot)
+         and t.snapshot_id = any(snapshots)
          and search_matches.normalized operator(extensions.<%) t.search_title
          and (search_matches.level is null or t.difficulty_level = search_matches.level)
       union all
       select 'domain', d.snapshot_id, d.id, null, true
         from app.domains d
        where coalesce(search_matches.kind, 'domain') = 'domain' and search_matches.level is null
-         and (search_matches.snapshot is null or d.snapshot_id = search_matches.snapshot)
+         and d.snapshot_id = any(snapshots)
          and search_matches.normalized operator(extensions.<%) d.search_title;
   end if;
 end

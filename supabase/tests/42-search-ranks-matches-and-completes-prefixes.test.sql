@@ -1,7 +1,7 @@
 -- Search ranks weighted English full-text matches, ignores accents, counts facets over all
 -- matches, falls back to typo-tolerant matches, and completes prefixes in tiers.
 begin;
-select plan(17);
+select plan(19);
 
 select tests.create_user('learner');
 
@@ -45,6 +45,16 @@ select ok(
   (select pg_catalog.pg_get_indexdef(c.oid) like '%(search_title %gin_trgm_ops)%'
    from pg_catalog.pg_class c where c.relname = 'sparks_title_trgm'),
   'the title index uses trigram operators on the normalised title');
+select ok(
+  (select pg_catalog.pg_get_indexdef(c.oid) like '%USING gin (snapshot_id, search_vector)'
+   from pg_catalog.pg_class c where c.relname = 'sparks_search'),
+  'the full-text index leads with the snapshot, so a search reads its own snapshot''s rows');
+
+-- A zebra in another (archived) snapshot: found only when no snapshot is current.
+insert into app.snapshots (id, name, version_label, status, published_at)
+values ('42000000-0000-0000-0000-000000000001', 'older search fixture', 'v41', 'archived', now() - interval '1 day');
+insert into app.sparks (snapshot_id, id, slug, title, summary, difficulty, estimated_mins)
+values ('42000000-0000-0000-0000-000000000001', extensions.gen_random_uuid(), 'old-zebra', 'Old Zebra', 'An archived one', 'beginner', 5);
 
 -- acting as a signed-in learner
 select tests.authenticate_as('learner');
@@ -83,6 +93,13 @@ select is(api.list_search_suggestions('fun') -> 'suggestions' -> 0,
   'autocomplete puts title prefixes first');
 select throws_ok($$ select api.list_search_suggestions('f') $$, '22023', null,
   'autocomplete needs at least 2 characters');
+reset role;
+
+-- No current snapshot: the spec's rule 3, no snapshot filter.
+update app.snapshots set status = 'archived' where id = '42000000-0000-0000-0000-000000000000';
+select tests.authenticate_as('learner');
+select is((api.search_content('zebra') -> 'meta' ->> 'total')::int, 1202,
+  'with no current snapshot, search matches the rows of every snapshot');
 reset role;
 
 select * from finish();
