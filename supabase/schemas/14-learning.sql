@@ -128,10 +128,12 @@ begin
     ) p
   ),
   -- Trail order (ordinal) sorts by the same concept and placement keys as the list, and only
-  -- difficulty reorders sparks within one placement of one concept; so the list's first
-  -- limit_count sparks are among the first limit_count ready ones by (trail_rank, ordinal) and the
-  -- ready rest of the last one's concept in that trail. The trails are walked in order, the next
-  -- only while fewer were found.
+  -- difficulty reorders sparks within one placement (the same order_index) of one concept; so the
+  -- list's first limit_count sparks are among the first limit_count ready ones by (trail_rank,
+  -- ordinal) and the ready sparks after the last one that share its placement in that trail
+  -- (read from the concept's placements at that order_index, not the concept's whole rest: each
+  -- candidate costs four lookups below). The trails are walked in order, the next only while
+  -- fewer were found.
   firsts as (
     select r.* from ready r order by r.trail_rank, r.ordinal limit list_next_sparks.limit_count
   ),
@@ -140,10 +142,10 @@ begin
     union all
     select r.*
     from (select f.* from firsts f order by f.trail_rank desc, f.ordinal desc limit 1) c
-    cross join lateral (
-      select r.* from ready r
-      where r.trail_rank = c.trail_rank and r.concept_id = c.concept_id and r.ordinal > c.ordinal
-    ) r
+    join app.concept_sparks cl on cl.snapshot_id = current_snapshot and cl.concept_id = c.concept_id and cl.spark_id = c.spark_id
+    join app.concept_sparks ct on ct.snapshot_id = current_snapshot and ct.concept_id = c.concept_id and ct.order_index = cl.order_index
+    join ready r on r.spark_id = ct.spark_id
+    where r.trail_rank = c.trail_rank and r.concept_id = c.concept_id and r.ordinal > c.ordinal
   ),
   chosen as (
     select r.*, s.slug, s.title, s.difficulty, s.estimated_mins,
