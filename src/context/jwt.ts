@@ -34,7 +34,9 @@ const ASYMMETRIC_ALGORITHMS = ['ES256', 'RS256', 'EdDSA'];
  *   const { payload } = await verifier.verify(token);
  */
 export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
-  const secretKey = options.secret ? new TextEncoder().encode(options.secret) : undefined;
+  // Imported once: jose imports a raw secret into a WebCrypto key on every verification
+  // otherwise, about as costly as the verification itself.
+  const secretKey = options.secret ? importHmacKey(options.secret) : undefined;
   const remote = options.jwksUrl ? createRemoteJWKSet(new URL(options.jwksUrl)) : undefined;
   const local = options.localJwks?.keys.length ? createLocalJWKSet(options.localJwks) : undefined;
   type KeyResolver = NonNullable<typeof remote>;
@@ -55,7 +57,7 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
     const { alg } = decodeProtectedHeader(token);
     let payload: JWTPayload;
     if (alg === 'HS256' && secretKey) {
-      ({ payload } = await jwtVerify(token, secretKey, { ...common, algorithms: ['HS256'] }));
+      ({ payload } = await jwtVerify(token, await secretKey, { ...common, algorithms: ['HS256'] }));
     } else if (alg && ASYMMETRIC_ALGORITHMS.includes(alg) && jwks) {
       ({ payload } = await jwtVerify(token, jwks, { ...common, algorithms: ASYMMETRIC_ALGORITHMS }));
     } else {
@@ -67,6 +69,11 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
 
   // Verified on every request: nothing about a token is kept between requests (the keys are).
   return { verify };
+}
+
+/** The HS256 verification key of a shared secret, as jose would import it for each token. */
+function importHmacKey(secret: string): Promise<CryptoKey> {
+  return crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
 }
 
 /**
