@@ -1183,6 +1183,49 @@ comment on function private.search_page_rows(private.search_candidate[],tsquery,
   'Ranks search candidates (score = ts_rank + exact/prefix title boost, or trigram similarity when fuzzy) and returns one page as a jsonb array, reading only the page''s rows.';
 grant execute on function private.search_page_rows(private.search_candidate[],tsquery,text,boolean,integer,integer) to anon, authenticated;
 
+-- private.search_count: how many matches of one content type and difficulty a search has.
+create type private.search_count as (
+  type text,
+  difficulty text,
+  n integer
+);
+
+-- private.search_facets
+-- Purpose: a search's total and facets from its match counts by type and difficulty, whichever
+--          way they were counted (the one-lexeme figures or the listed matches).
+-- Params:  counts, kind and level (the type and difficulty filters; null: any).
+-- Returns: total (the matches both filters keep), types ({spark,concept,trail,domain}: the type
+--          filter ignored) and difficulties ({beginner,...,expert}: the difficulty filter
+--          ignored); every key present, 0 when none.
+create or replace function private.search_facets(counts private.search_count[], kind text, level text, out total integer, out types jsonb, out difficulties jsonb)
+returns record
+language sql
+stable
+set search_path = ''
+as $$
+  select
+    (select coalesce(pg_catalog.sum(c.n), 0)::integer from pg_catalog.unnest(search_facets.counts) c
+      where (search_facets.kind is null or c.type = search_facets.kind)
+        and (search_facets.level is null or c.difficulty = search_facets.level)),
+    (select pg_catalog.jsonb_object_agg(kinds.kind, coalesce(x.n, 0) order by kinds.position)
+       from unnest(array['spark', 'concept', 'trail', 'domain']) with ordinality as kinds(kind, position)
+       left join (
+         select c.type, pg_catalog.sum(c.n)::integer as n from pg_catalog.unnest(search_facets.counts) c
+          where search_facets.level is null or c.difficulty = search_facets.level
+          group by c.type
+       ) x on x.type = kinds.kind),
+    (select pg_catalog.jsonb_object_agg(levels.value, coalesce(x.n, 0) order by levels.sort_order)
+       from app.difficulty_levels levels
+       left join (
+         select c.difficulty, pg_catalog.sum(c.n)::integer as n from pg_catalog.unnest(search_facets.counts) c
+          where (search_facets.kind is null or c.type = search_facets.kind) and c.difficulty is not null
+          group by c.difficulty
+       ) x on x.difficulty = levels.value)
+$$;
+comment on function private.search_facets(private.search_count[], text, text) is
+  'A search''s total and facets (types ignoring the type filter, difficulties ignoring the difficulty filter) from its match counts by type and difficulty.';
+grant execute on function private.search_facets(private.search_count[], text, text) to anon, authenticated;
+
 -- private.search_relaxed
 -- Purpose: the text a search runs on when `normalized` matches nothing in the snapshot as typed:
 --          its typo correction (private.search_correct) when that matches, else the longest run
@@ -1267,6 +1310,7 @@ declare
   title_total integer := 0;
   type_counts jsonb;
   level_counts jsonb;
+  counts private.search_count[] := '{}';
   candidates private.search_candidate[] := '{}';
   -- whether the general path matched anything (before the type and difficulty filters)
   found_any boolean := false;
@@ -1303,30 +1347,17 @@ begin
       null; -- no lexeme of the snapshot matches: relaxed below
     elsif lexeme_matches = 1 and not fuzzy then
       -- One lexeme: counts from the lexeme figures, candidates from the title postings.
+      counts := array(
+        select row(c.type, c.difficulty, pg_catalog.sum(c.docs))::private.search_count
+          from app.search_lexeme_counts c
+         where c.snapshot_id = snapshot and c.lexeme = single_lexeme
+         group by c.type, c.difficulty);
       select coalesce(pg_catalog.sum(c.docs), 0), coalesce(pg_catalog.sum(c.title_docs), 0)
         into total, title_total
         from app.search_lexeme_counts c
        where c.snapshot_id = snapshot and c.lexeme = single_lexeme
          and (search_content.type is null or c.type = search_content.type)
          and (search_content.difficulty is null or c.difficulty = search_content.difficulty);
-      select pg_catalog.jsonb_object_agg(kinds.kind, coalesce(counts.n, 0) order by kinds.position)
-        into type_counts
-        from unnest(array['spark', 'concept', 'trail', 'domain']) with ordinality as kinds(kind, position)
-        left join (
-          select c.type, pg_catalog.sum(c.docs)::integer as n from app.search_lexeme_counts c
-           where c.snapshot_id = snapshot and c.lexeme = single_lexeme
-             and (search_content.difficulty is null or c.difficulty = search_content.difficulty)
-           group by c.type
-        ) counts on counts.type = kinds.kind;
-      select pg_catalog.jsonb_object_agg(levels.value, coalesce(counts.n, 0) order by levels.sort_order)
-        into level_counts
-        from app.difficulty_levels levels
-        left join (
-          select c.difficulty, pg_catalog.sum(c.docs)::integer as n from app.search_lexeme_counts c
-           where c.snapshot_id = snapshot and c.lexeme = single_lexeme
-             and (search_content.type is null or c.type = search_content.type) and c.difficulty is not null
-           group by c.difficulty
-        ) counts on counts.difficulty = levels.value;
       -- Candidates: title matches in (type, id) order, read with their search documents from one
       -- range of the postings index, then (when they leave room) the other matches in the same
       -- order.
@@ -1350,40 +1381,21 @@ begin
            limit rank_cap - title_total));
       end if;
     else
-      -- General path: every match is listed once (narrow), grouped by type and difficulty for
-      -- the total and the facets, and its first rank_cap rows (title matches first) become the
-      -- candidates.
+      -- General path: every match is listed once (narrow), counted by type and difficulty, and
+      -- its first rank_cap rows (title matches first) become the candidates.
       with matched as materialized (
         select m.* from private.search_matches(snapshot, query, normalized, fuzzy) m
-      ),
-      groups as (
-        select m.type, m.difficulty, pg_catalog.count(*)::integer as n from matched m group by m.type, m.difficulty
       )
-      select (select coalesce(pg_catalog.sum(g.n), 0)::integer from groups g
-               where (search_content.type is null or g.type = search_content.type)
-                 and (search_content.difficulty is null or g.difficulty = search_content.difficulty)),
-             (select pg_catalog.jsonb_object_agg(kinds.kind, coalesce(counts.n, 0) order by kinds.position)
-                from unnest(array['spark', 'concept', 'trail', 'domain']) with ordinality as kinds(kind, position)
-                left join (
-                  select g.type, pg_catalog.sum(g.n)::integer as n from groups g
-                  where search_content.difficulty is null or g.difficulty = search_content.difficulty
-                  group by g.type
-                ) counts on counts.type = kinds.kind),
-             (select pg_catalog.jsonb_object_agg(levels.value, coalesce(counts.n, 0) order by levels.sort_order)
-                from app.difficulty_levels levels
-                left join (
-                  select g.difficulty, pg_catalog.sum(g.n)::integer as n from groups g
-                  where (search_content.type is null or g.type = search_content.type) and g.difficulty is not null
-                  group by g.difficulty
-                ) counts on counts.difficulty = levels.value),
+      select array(select row(m.type, m.difficulty, pg_catalog.count(*))::private.search_count
+                     from matched m group by m.type, m.difficulty),
              private.search_candidates(array(
                select row(m.type, m.snapshot_id, m.id)::private.search_key from matched m
                 where (search_content.type is null or m.type = search_content.type)
                   and (search_content.difficulty is null or m.difficulty = search_content.difficulty)
                 order by m.title_hit desc, m.type, m.id
-                limit rank_cap)),
-             exists (select from groups)
-        into total, type_counts, level_counts, candidates, found_any;
+                limit rank_cap))
+        into counts, candidates;
+      found_any := pg_catalog.cardinality(counts) > 0;
     end if;
 
     exit when found_any or lexeme_matches = 1 or fuzzy or relaxed or pg_catalog.numnode(query) = 0;
@@ -1400,12 +1412,8 @@ begin
     end if;
   end loop;
 
-  if type_counts is null then
-    select pg_catalog.jsonb_object_agg(kinds.kind, 0 order by kinds.position) into type_counts
-      from unnest(array['spark', 'concept', 'trail', 'domain']) with ordinality as kinds(kind, position);
-    select pg_catalog.jsonb_object_agg(levels.value, 0 order by levels.sort_order) into level_counts
-      from app.difficulty_levels levels;
-  end if;
+  select f.total, f.types, f.difficulties into total, type_counts, level_counts
+    from private.search_facets(counts, search_content.type, search_content.difficulty) f;
 
   return pg_catalog.jsonb_build_object(
     'data', private.search_page_rows(candidates, query, normalized, fuzzy, search_content.page, search_content.per_page),
