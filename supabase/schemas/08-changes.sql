@@ -7,8 +7,8 @@
 -- app.snapshot_rollups, like the other rollups) and a comparison reads 16-byte digests only.
 
 -- private.content_entity_documents
--- Purpose: the comparable document of each entity of one kind in one snapshot: its own fields
---          (no snapshot id, no generated search columns) plus the link rows it owns:
+-- Purpose: the comparable document of every entity of every snapshot: its own fields (no
+--          snapshot id, no generated search columns) plus the link rows it owns:
 --            category  {slug, name}
 --            domain    {slug, name, description, icon, color, is_published, category_id, learning_outcomes}
 --            trail     {slug, title, description, difficulty_level, order_index, domain_id}
@@ -19,94 +19,69 @@
 --            beacon    {slug, title, description, trail_id, concept_id}
 --          So a prerequisite link belongs to the entity that requires it, any other link to its
 --          source, a placement to its concept.
--- Params:  snapshot_id; kind; ids (null: every entity of that kind in the snapshot).
--- Returns: (entity_id, document jsonb).
-create or replace function private.content_entity_documents(snapshot_id uuid, kind text, ids uuid[])
-returns table(entity_id uuid, document jsonb)
-language sql
-stable
-set search_path = ''
-as $$
-  select c.id, pg_catalog.jsonb_build_object('slug', c.slug, 'name', c.name)
+-- Columns: (snapshot_id, kind, entity_id, document jsonb).
+-- A view, not a function taking "these ids or all": the caller's filters (a snapshot, a kind, a
+-- page's ids) reach each kind's primary key, and each link list is one index range per entity,
+-- under whatever plan the caller caches. A function's `ids is null or` form was planned again on
+-- every call, because no one plan serves both a page and a whole snapshot.
+create view private.content_entity_documents
+with (security_invoker = true)
+as
+  select c.snapshot_id, 'category'::text as kind, c.id as entity_id,
+    pg_catalog.jsonb_build_object('slug', c.slug, 'name', c.name) as document
   from app.categories c
-  where content_entity_documents.kind = 'category' and c.snapshot_id = content_entity_documents.snapshot_id
-    and (content_entity_documents.ids is null or c.id = any (content_entity_documents.ids))
   union all
-  select d.id, pg_catalog.jsonb_build_object('slug', d.slug, 'name', d.name, 'description', d.description, 'icon', d.icon,
-    'color', d.color, 'is_published', d.is_published, 'category_id', d.category_id, 'learning_outcomes', d.learning_outcomes)
+  select d.snapshot_id, 'domain', d.id,
+    pg_catalog.jsonb_build_object('slug', d.slug, 'name', d.name, 'description', d.description, 'icon', d.icon,
+      'color', d.color, 'is_published', d.is_published, 'category_id', d.category_id, 'learning_outcomes', d.learning_outcomes)
   from app.domains d
-  where content_entity_documents.kind = 'domain' and d.snapshot_id = content_entity_documents.snapshot_id
-    and (content_entity_documents.ids is null or d.id = any (content_entity_documents.ids))
   union all
-  select t.id, pg_catalog.jsonb_build_object('slug', t.slug, 'title', t.title, 'description', t.description,
-    'difficulty_level', t.difficulty_level, 'order_index', t.order_index, 'domain_id', t.domain_id)
+  select t.snapshot_id, 'trail', t.id,
+    pg_catalog.jsonb_build_object('slug', t.slug, 'title', t.title, 'description', t.description,
+      'difficulty_level', t.difficulty_level, 'order_index', t.order_index, 'domain_id', t.domain_id)
   from app.trails t
-  where content_entity_documents.kind = 'trail' and t.snapshot_id = content_entity_documents.snapshot_id
-    and (content_entity_documents.ids is null or t.id = any (content_entity_documents.ids))
   union all
-  select c.id, pg_catalog.jsonb_build_object('slug', c.slug, 'title', c.title, 'description', c.description,
-    'order_index', c.order_index, 'trail_id', c.trail_id,
-    'sparks', coalesce(placed.ids, '[]'::jsonb),
-    'prerequisites', coalesce(incoming.links, '[]'::jsonb), 'links', coalesce(outgoing.links, '[]'::jsonb))
+  select c.snapshot_id, 'concept', c.id,
+    pg_catalog.jsonb_build_object('slug', c.slug, 'title', c.title, 'description', c.description,
+      'order_index', c.order_index, 'trail_id', c.trail_id,
+      'sparks', coalesce((
+        select pg_catalog.jsonb_agg(cs.spark_id order by cs.order_index, cs.spark_id)
+        from app.concept_sparks cs
+        where cs.snapshot_id = c.snapshot_id and cs.concept_id = c.id), '[]'::jsonb),
+      'prerequisites', coalesce((
+        select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('id', l.source_id, 'weight', l.weight::double precision)
+                                    order by l.source_id)
+        from app.concept_links l
+        where l.snapshot_id = c.snapshot_id and l.target_id = c.id and l.type = 'prerequisite'), '[]'::jsonb),
+      'links', coalesce((
+        select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('id', l.target_id, 'type', l.type, 'weight', l.weight::double precision)
+                                    order by l.target_id, l.type)
+        from app.concept_links l
+        where l.snapshot_id = c.snapshot_id and l.source_id = c.id and l.type <> 'prerequisite'), '[]'::jsonb))
   from app.concepts c
-  left join (
-    select cs.concept_id, pg_catalog.jsonb_agg(cs.spark_id order by cs.order_index, cs.spark_id) as ids
-    from app.concept_sparks cs
-    where content_entity_documents.kind = 'concept' and cs.snapshot_id = content_entity_documents.snapshot_id
-      and (content_entity_documents.ids is null or cs.concept_id = any (content_entity_documents.ids))
-    group by cs.concept_id
-  ) placed on placed.concept_id = c.id
-  left join (
-    select l.target_id, pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('id', l.source_id, 'weight', l.weight::double precision)
-                                             order by l.source_id) as links
-    from app.concept_links l
-    where content_entity_documents.kind = 'concept' and l.snapshot_id = content_entity_documents.snapshot_id and l.type = 'prerequisite'
-      and (content_entity_documents.ids is null or l.target_id = any (content_entity_documents.ids))
-    group by l.target_id
-  ) incoming on incoming.target_id = c.id
-  left join (
-    select l.source_id, pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('id', l.target_id, 'type', l.type, 'weight', l.weight::double precision)
-                                             order by l.target_id, l.type) as links
-    from app.concept_links l
-    where content_entity_documents.kind = 'concept' and l.snapshot_id = content_entity_documents.snapshot_id and l.type <> 'prerequisite'
-      and (content_entity_documents.ids is null or l.source_id = any (content_entity_documents.ids))
-    group by l.source_id
-  ) outgoing on outgoing.source_id = c.id
-  where content_entity_documents.kind = 'concept' and c.snapshot_id = content_entity_documents.snapshot_id
-    and (content_entity_documents.ids is null or c.id = any (content_entity_documents.ids))
   union all
-  select s.id, pg_catalog.jsonb_build_object('slug', s.slug, 'title', s.title, 'summary', s.summary,
-    'difficulty', s.difficulty, 'estimated_mins', s.estimated_mins,
-    'prerequisites', coalesce(incoming.links, '[]'::jsonb), 'links', coalesce(outgoing.links, '[]'::jsonb))
+  select s.snapshot_id, 'spark', s.id,
+    pg_catalog.jsonb_build_object('slug', s.slug, 'title', s.title, 'summary', s.summary,
+      'difficulty', s.difficulty, 'estimated_mins', s.estimated_mins,
+      'prerequisites', coalesce((
+        select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('id', l.source_id, 'weight', l.weight::double precision)
+                                    order by l.source_id)
+        from app.spark_links l
+        where l.snapshot_id = s.snapshot_id and l.target_id = s.id and l.type = 'prerequisite'), '[]'::jsonb),
+      'links', coalesce((
+        select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('id', l.target_id, 'type', l.type, 'weight', l.weight::double precision)
+                                    order by l.target_id, l.type)
+        from app.spark_links l
+        where l.snapshot_id = s.snapshot_id and l.source_id = s.id and l.type <> 'prerequisite'), '[]'::jsonb))
   from app.sparks s
-  left join (
-    select l.target_id, pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('id', l.source_id, 'weight', l.weight::double precision)
-                                             order by l.source_id) as links
-    from app.spark_links l
-    where content_entity_documents.kind = 'spark' and l.snapshot_id = content_entity_documents.snapshot_id and l.type = 'prerequisite'
-      and (content_entity_documents.ids is null or l.target_id = any (content_entity_documents.ids))
-    group by l.target_id
-  ) incoming on incoming.target_id = s.id
-  left join (
-    select l.source_id, pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('id', l.target_id, 'type', l.type, 'weight', l.weight::double precision)
-                                             order by l.target_id, l.type) as links
-    from app.spark_links l
-    where content_entity_documents.kind = 'spark' and l.snapshot_id = content_entity_documents.snapshot_id and l.type <> 'prerequisite'
-      and (content_entity_documents.ids is null or l.source_id = any (content_entity_documents.ids))
-    group by l.source_id
-  ) outgoing on outgoing.source_id = s.id
-  where content_entity_documents.kind = 'spark' and s.snapshot_id = content_entity_documents.snapshot_id
-    and (content_entity_documents.ids is null or s.id = any (content_entity_documents.ids))
   union all
-  select b.id, pg_catalog.jsonb_build_object('slug', b.slug, 'title', b.title, 'description', b.description,
-    'trail_id', b.trail_id, 'concept_id', b.concept_id)
-  from app.beacons b
-  where content_entity_documents.kind = 'beacon' and b.snapshot_id = content_entity_documents.snapshot_id
-    and (content_entity_documents.ids is null or b.id = any (content_entity_documents.ids))
-$$;
-comment on function private.content_entity_documents(uuid,text,uuid[]) is
-  'The comparable document of each entity of one kind (category|domain|trail|concept|spark|beacon) of a snapshot, with the link rows it owns; ids null = all.';
-grant execute on function private.content_entity_documents(uuid,text,uuid[]) to anon, authenticated;
+  select b.snapshot_id, 'beacon', b.id,
+    pg_catalog.jsonb_build_object('slug', b.slug, 'title', b.title, 'description', b.description,
+      'trail_id', b.trail_id, 'concept_id', b.concept_id)
+  from app.beacons b;
+comment on view private.content_entity_documents is
+  'The comparable document of each entity (category|domain|trail|concept|spark|beacon) of each snapshot, with the link rows it owns.';
+grant select on private.content_entity_documents to anon, authenticated;
 
 -- private.content_entity_kinds: the entity kinds in the order change lists show them.
 create or replace function private.content_entity_kinds()
@@ -130,9 +105,9 @@ language sql
 stable
 set search_path = ''
 as $$
-  select k.kind, d.entity_id, pg_catalog.md5(d.document::text)::uuid
-  from pg_catalog.unnest(private.content_entity_kinds()) k(kind)
-  cross join lateral private.content_entity_documents(derive_content_digests.snapshot_id, k.kind, null) d
+  select d.kind, d.entity_id, pg_catalog.md5(d.document::text)::uuid
+  from private.content_entity_documents d
+  where d.snapshot_id = derive_content_digests.snapshot_id
 $$;
 comment on function private.derive_content_digests(uuid) is
   'Digest (md5 of the document text) of every entity of a snapshot, computed from the content tables.';
@@ -507,6 +482,9 @@ create or replace function api.list_snapshot_changes(snapshot_id uuid, since uui
 returns json
 language plpgsql
 stable
+-- Planning the page statement cost as much as running it, and the plan cache kept planning it
+-- again on every call; its generic plan serves every pair, trail and page (all parameters).
+set plan_cache_mode to 'force_generic_plan'
 set search_path = ''
 as $$
 declare
@@ -557,25 +535,14 @@ begin
     offset (list_snapshot_changes.page - 1)::bigint * list_snapshot_changes.per_page
     limit list_snapshot_changes.per_page
   ),
-  -- Documents for the page only, built once per side and kind for all of the page's ids (a call
-  -- per row cost a function call and its setup for each): the newer side unless removed, the
-  -- older unless added.
-  documents as (
-    select k.side, k.kind, d.entity_id, d.document
-    from (
-      select sides.side, p.kind, pg_catalog.array_agg(p.entity_id) as ids
-      from page_rows p
-      cross join (values ('newer', 'removed'), ('older', 'added')) sides(side, absent)
-      where p.change <> sides.absent
-      group by sides.side, p.kind
-    ) k
-    cross join lateral private.content_entity_documents(case k.side when 'newer' then newer else older end, k.kind, k.ids) d
-  ),
+  -- Documents for the page's rows only: the newer side unless removed, the older unless added.
   described as (
     select p.*, n.document as newer_doc, o.document as older_doc, coalesce(n.document, o.document) as shown
     from page_rows p
-    left join documents n on n.side = 'newer' and n.kind = p.kind and n.entity_id = p.entity_id
-    left join documents o on o.side = 'older' and o.kind = p.kind and o.entity_id = p.entity_id
+    left join private.content_entity_documents n
+      on p.change <> 'removed' and n.snapshot_id = newer and n.kind = p.kind and n.entity_id = p.entity_id
+    left join private.content_entity_documents o
+      on p.change <> 'added' and o.snapshot_id = older and o.kind = p.kind and o.entity_id = p.entity_id
   )
   select pg_catalog.json_build_object(
     'snapshot_id', newer,

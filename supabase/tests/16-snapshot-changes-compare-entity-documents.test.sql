@@ -2,7 +2,7 @@
 -- stable ids, with the changed fields named; the stored digests equal a recount; a trail's
 -- digest differs exactly when its change list is not empty; journeys say so.
 begin;
-select plan(22);
+select plan(24);
 
 select tests.create_user('alice');
 
@@ -62,6 +62,19 @@ select results_eq(
   $$ select * from pg_temp.changes_of(api.list_snapshot_changes('a1500000-0000-4000-8000-000000000002', 'a1500000-0000-4000-8000-000000000001')) $$,
   $$ select * from expected order by array_position(array['category','domain','trail','concept','spark','beacon'], type), id $$,
   'derived digests: every added, removed and changed entity, with the changed fields named, by type then id');
+
+-- The documents compared: a spark's own fields and the prerequisite links into it; a concept's
+-- placements in order.
+select is(
+  (select d.document from private.content_entity_documents d
+   where d.snapshot_id = 'a1500000-0000-4000-8000-000000000002' and d.kind = 'spark' and d.entity_id = 'e1500000-0000-4000-8000-000000000002'),
+  '{"slug": "s2", "title": "S2", "summary": "", "difficulty": "beginner", "estimated_mins": 5, "prerequisites": [{"id": "e1500000-0000-4000-8000-000000000001", "weight": 0.5}], "links": []}'::jsonb,
+  'a spark''s document is its fields with the prerequisite links into it and its other links');
+select is(
+  (select d.document -> 'sparks' from private.content_entity_documents d
+   where d.snapshot_id = 'a1500000-0000-4000-8000-000000000002' and d.kind = 'concept' and d.entity_id = 'c1500000-0000-4000-8000-000000000001'),
+  '["e1500000-0000-4000-8000-000000000002", "e1500000-0000-4000-8000-000000000001"]'::jsonb,
+  'a concept''s document lists its sparks in placement order');
 
 select private.refresh_content_rollups('a1500000-0000-4000-8000-000000000001');
 select private.refresh_content_rollups('a1500000-0000-4000-8000-000000000002');
