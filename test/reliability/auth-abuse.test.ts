@@ -55,6 +55,7 @@ describe('auth abuse', () => {
     ['not yet valid (future nbf)', () => base().setProtectedHeader({ alg: 'HS256' }).setAudience('authenticated').setIssuer('https://sparkpath.test/auth').setNotBefore(now() + 3600).setExpirationTime(now() + 7200).sign(key)],
     ['wrong audience', () => base().setProtectedHeader({ alg: 'HS256' }).setAudience('service_role').setIssuer('https://sparkpath.test/auth').setExpirationTime(now() + 600).sign(key)],
     ['wrong issuer', () => base().setProtectedHeader({ alg: 'HS256' }).setAudience('authenticated').setIssuer('https://evil.example').setExpirationTime(now() + 600).sign(key)],
+    ['missing issuer (an issuer is configured)', () => base().setProtectedHeader({ alg: 'HS256' }).setAudience('authenticated').setExpirationTime(now() + 600).sign(key)],
     ['missing exp', () => base().setProtectedHeader({ alg: 'HS256' }).setAudience('authenticated').setIssuer('https://sparkpath.test/auth').sign(key)],
     ['signed with another secret', () => base().setProtectedHeader({ alg: 'HS256' }).setAudience('authenticated').setIssuer('https://sparkpath.test/auth').setExpirationTime(now() + 600).sign(new TextEncoder().encode('x'.repeat(48)))],
     ['HS/ES confusion (ES256 token, no JWKS configured)', async () => {
