@@ -1305,7 +1305,7 @@ declare
   fuzzy boolean := false;
   corrected text;
   single_lexeme text;
-  lexeme_matches integer := 2;
+  lexeme_matches integer;
   total integer := 0;
   title_total integer := 0;
   type_counts jsonb;
@@ -1330,10 +1330,6 @@ begin
   perform private.require_range('per_page', search_content.per_page, 1, 50);
 
   snapshot := private.resolve_snapshot_id(search_content.snapshot_id);
-  query := private.search_query(normalized);
-  if pg_catalog.numnode(query) > 0 then
-    select l.lexeme, l.match_count into single_lexeme, lexeme_matches from private.search_single_lexeme(snapshot, query) l;
-  end if;
 
   -- Runs once, or twice when nothing matches as typed: then the text is relaxed (typo correction,
   -- then fewer words: private.search_relaxed, named by meta.corrected_query) or, when nothing
@@ -1341,6 +1337,15 @@ begin
   -- trigram similarity. Whether anything matched is known from the search itself, not from a
   -- probe before it: a probe of two common words costs as much as the search.
   loop
+    -- The query of the text as typed, or as relaxed; the trigram pass keeps the last one.
+    if not fuzzy then
+      query := private.search_query(normalized);
+      single_lexeme := null;
+      lexeme_matches := 2;
+      if pg_catalog.numnode(query) > 0 then
+        select l.lexeme, l.match_count into single_lexeme, lexeme_matches from private.search_single_lexeme(snapshot, query) l;
+      end if;
+    end if;
     if pg_catalog.numnode(query) = 0 then
       null; -- only stop words: nothing matches
     elsif lexeme_matches = 0 and not fuzzy then
@@ -1403,8 +1408,6 @@ begin
     corrected := private.search_relaxed(snapshot, normalized);
     if corrected is not null then
       normalized := corrected;
-      query := private.search_query(normalized);
-      select l.lexeme, l.match_count into single_lexeme, lexeme_matches from private.search_single_lexeme(snapshot, query) l;
     elsif pg_catalog.char_length(normalized) >= 3 then
       fuzzy := true;
     else
