@@ -606,6 +606,7 @@ create table app.trail_spark_positions (
   snapshot_id uuid not null references app.snapshots (id) on delete cascade,
   trail_id uuid not null,
   ordinal integer not null,
+  placement integer not null,
   spark_id uuid not null,
   concept_id uuid not null,
   spark_title text not null,
@@ -615,6 +616,8 @@ create table app.trail_spark_positions (
 );
 comment on table app.trail_spark_positions is
   'Per snapshot and trail: each distinct spark at its first placement, numbered in trail order (1-based), with its concept, title and prerequisites. Filled from app.snapshot_rollups.';
+comment on column app.trail_spark_positions.placement is
+  'The rank of the spark''s placement in trail order (1-based, dense): sparks of one concept at one order_index share it. Ordinal order never lowers it; what next orders a placement''s sparks by difficulty.';
 comment on column app.trail_spark_positions.progress_json is
   'The spark_progress element of this spark for a learner who has not started it (private.spark_progress_json), as JSON text.';
 comment on column app.trail_spark_positions.parents is
@@ -628,13 +631,14 @@ grant select on app.trail_spark_positions to anon, authenticated;
 -- private.derive_trail_spark_positions
 -- Purpose: the trail-order spark list, computed from the content tables.
 -- Params:  snapshot_id; trail_id, or null for every trail of the snapshot.
--- Returns: (trail_id, ordinal, spark_id, concept_id, spark_title, parents), ordinal 1-based per
---          trail: distinct sparks at their first placement (concept order_index, concept slug,
---          placement order_index), ranked by it and then by spark slug; parents: the spark's
+-- Returns: (trail_id, ordinal, placement, spark_id, concept_id, spark_title, parents), ordinal
+--          1-based per trail: distinct sparks at their first placement (concept order_index,
+--          concept slug, placement order_index), ranked by it and then by spark slug; placement:
+--          the dense rank of that first placement alone (ties share it); parents: the spark's
 --          prerequisites in id order (read from app.spark_links: the import fills positions
 --          before the graph nodes, whose parents are the same; pgTAP compares the two).
 create or replace function private.derive_trail_spark_positions(snapshot_id uuid, trail_id uuid)
-returns table(trail_id uuid, ordinal integer, spark_id uuid, concept_id uuid, spark_title text, parents uuid[])
+returns table(trail_id uuid, ordinal integer, placement integer, spark_id uuid, concept_id uuid, spark_title text, parents uuid[])
 language sql
 stable
 set search_path = ''
@@ -644,6 +648,9 @@ as $$
     (pg_catalog.row_number() over (
       partition by f.trail_id
       order by f.concept_order, f.concept_slug, f.spark_order, s.slug))::integer,
+    (pg_catalog.dense_rank() over (
+      partition by f.trail_id
+      order by f.concept_order, f.concept_slug, f.spark_order))::integer,
     f.spark_id,
     f.concept_id,
     s.title,
@@ -664,15 +671,16 @@ as $$
   join app.sparks s on s.snapshot_id = derive_trail_spark_positions.snapshot_id and s.id = f.spark_id
 $$;
 comment on function private.derive_trail_spark_positions(uuid,uuid) is
-  'Distinct sparks of one trail (or every trail) of a snapshot in trail order with their prerequisites, computed from concepts, placements, sparks and links.';
+  'Distinct sparks of one trail (or every trail) of a snapshot in trail order, with their placement rank and prerequisites, computed from concepts, placements, sparks and links.';
 grant execute on function private.derive_trail_spark_positions(uuid,uuid) to anon, authenticated;
 
 -- The list counts a trail's sparks against the caller's: an index-only range of spark ids.
 create unique index trail_spark_positions_trail_spark on app.trail_spark_positions (snapshot_id, trail_id, spark_id);
 
--- What next walks a trail in trail order and stops once it has found enough ready sparks: the
--- columns it tests, in ordinal order, from the index alone.
-create index trail_spark_positions_walk on app.trail_spark_positions (snapshot_id, trail_id, ordinal) include (spark_id, concept_id, parents);
+-- What next walks a trail in trail order and stops once it has found enough ready sparks (and
+-- the rest of the last one's placement): the columns it tests, in ordinal order, from the index
+-- alone.
+create index trail_spark_positions_walk on app.trail_spark_positions (snapshot_id, trail_id, ordinal) include (placement, spark_id, concept_id, parents);
 
 -- Fills a snapshot's trail positions, each with its not-started spark_progress element.
 create or replace function private.fill_trail_spark_positions()
@@ -683,8 +691,8 @@ set work_mem to '64MB'
 as $$
 begin
   delete from app.trail_spark_positions p where p.snapshot_id = new.snapshot_id;
-  insert into app.trail_spark_positions (snapshot_id, trail_id, ordinal, spark_id, concept_id, spark_title, progress_json, parents)
-  select new.snapshot_id, d.trail_id, d.ordinal, d.spark_id, d.concept_id, d.spark_title,
+  insert into app.trail_spark_positions (snapshot_id, trail_id, ordinal, placement, spark_id, concept_id, spark_title, progress_json, parents)
+  select new.snapshot_id, d.trail_id, d.ordinal, d.placement, d.spark_id, d.concept_id, d.spark_title,
     private.spark_progress_json(d.spark_title, d.spark_id, 'not_started', null)::text, d.parents
   from private.derive_trail_spark_positions(new.snapshot_id, null) d
   order by d.trail_id, d.ordinal;

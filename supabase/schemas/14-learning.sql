@@ -76,11 +76,11 @@ begin
   -- The current snapshot's trail positions: stored once the snapshot is rolled up, else derived
   -- (private.journey_positions' rule, inlined so that a walk reads a trail in order and stops).
   positions as not materialized (
-    select p.trail_id, p.ordinal, p.spark_id, p.concept_id, p.parents
+    select p.trail_id, p.ordinal, p.placement, p.spark_id, p.concept_id, p.parents
     from app.trail_spark_positions p
     where rolled_up and p.snapshot_id = current_snapshot
     union all
-    select d.trail_id, d.ordinal, d.spark_id, d.concept_id, d.parents
+    select d.trail_id, d.ordinal, d.placement, d.spark_id, d.concept_id, d.parents
     from private.derive_trail_spark_positions(current_snapshot, null) d
     where not rolled_up
   ),
@@ -113,7 +113,7 @@ begin
   -- Ready: not done, every prerequisite done (the positions carry the prerequisites); each spark
   -- once, at its first trail.
   ready as not materialized (
-    select t.trail_rank, p.trail_id, p.ordinal, p.spark_id, p.concept_id, p.parents
+    select t.trail_rank, p.trail_id, p.ordinal, p.placement, p.spark_id, p.concept_id, p.parents
     from (select * from trails order by trail_rank) t
     cross join lateral (
       select p.* from positions p
@@ -127,37 +127,26 @@ begin
                           and exists (select from positions q where q.trail_id = e.trail_id and q.spark_id = p.spark_id))
     ) p
   ),
-  -- Trail order (ordinal) sorts by the same concept and placement keys as the list, and only
-  -- difficulty reorders sparks within one placement (the same order_index) of one concept; so the
-  -- list's first limit_count sparks are among the first limit_count ready ones by (trail_rank,
-  -- ordinal) and the ready sparks after the last one that share its placement in that trail
-  -- (read from the concept's placements at that order_index, not the concept's whole rest: each
-  -- candidate costs four lookups below). The trails are walked in order, the next only while
-  -- fewer were found.
-  firsts as (
-    select r.* from ready r order by r.trail_rank, r.ordinal limit list_next_sparks.limit_count
-  ),
+  -- Trail order (ordinal) ranks placements (concept order, concept slug, the spark's order_index),
+  -- and only difficulty reorders the sparks of one placement; so the list's first limit_count
+  -- sparks are among the first limit_count ready ones by (trail_rank, placement) and whatever ties
+  -- with the last of them (fetch ... with ties). The trails are walked in order and each one's
+  -- ready sparks sorted by placement as a group (an incremental sort), so a later trail is walked
+  -- only while fewer were found.
   candidates as (
-    select f.* from firsts f
-    union all
-    select r.*
-    from (select f.* from firsts f order by f.trail_rank desc, f.ordinal desc limit 1) c
-    join app.concept_sparks cl on cl.snapshot_id = current_snapshot and cl.concept_id = c.concept_id and cl.spark_id = c.spark_id
-    join app.concept_sparks ct on ct.snapshot_id = current_snapshot and ct.concept_id = c.concept_id and ct.order_index = cl.order_index
-    join ready r on r.spark_id = ct.spark_id
-    where r.trail_rank = c.trail_rank and r.concept_id = c.concept_id and r.ordinal > c.ordinal
+    select r.* from ready r
+    order by r.trail_rank, r.placement
+    fetch first list_next_sparks.limit_count rows with ties
   ),
   chosen as (
     select r.*, s.slug, s.title, s.difficulty, s.estimated_mins,
       c.slug as concept_slug, c.title as concept_title,
       pg_catalog.row_number() over (
-        order by r.trail_rank, c.order_index, c.slug, cs.order_index,
-          pg_catalog.abs(dl.sort_order - level.value), s.slug, s.id) as position
+        order by r.trail_rank, r.placement, pg_catalog.abs(dl.sort_order - level.value), s.slug, s.id) as position
     from candidates r
     join app.sparks s on s.snapshot_id = current_snapshot and s.id = r.spark_id
     join app.difficulty_levels dl on dl.value = s.difficulty
     join app.concepts c on c.snapshot_id = current_snapshot and c.id = r.concept_id
-    join app.concept_sparks cs on cs.snapshot_id = current_snapshot and cs.concept_id = r.concept_id and cs.spark_id = r.spark_id
     cross join level
     order by position
     limit list_next_sparks.limit_count

@@ -4,7 +4,7 @@
 -- order ties and empty trails, before the snapshot is rolled up (positions derived from the
 -- content) and after (stored positions), once a trail is fully completed, and across a promote.
 begin;
-select plan(33);
+select plan(35);
 
 select tests.create_user('alice');
 select tests.create_user('bob');
@@ -159,7 +159,7 @@ select lives_ok(
   $$ select private.refresh_content_rollups('a1000000-0000-4000-8000-000000000001') $$,
   'rolling snapshot 1 up fills its trail spark positions');
 select set_eq(
-  $$ select trail_id, ordinal, spark_id, concept_id, spark_title, parents from app.trail_spark_positions
+  $$ select trail_id, ordinal, placement, spark_id, concept_id, spark_title, parents from app.trail_spark_positions
      where snapshot_id = 'a1000000-0000-4000-8000-000000000001' $$,
   $$ select * from private.derive_trail_spark_positions('a1000000-0000-4000-8000-000000000001', null) $$,
   'stored positions equal the derived ones');
@@ -176,6 +176,22 @@ select results_eq(
   $$ select generate_series(1, (select count(*)::int from app.trail_spark_positions
        where snapshot_id = 'a1000000-0000-4000-8000-000000000001' and trail_id = 'b1000000-0000-4000-8000-000000000001')) $$,
   'ordinals run 1..n without gaps inside a trail');
+select is(
+  (select count(*)::int from (
+     select p.placement, lag(p.placement) over (partition by p.trail_id order by p.ordinal) as previous
+     from app.trail_spark_positions p where p.snapshot_id = 'a1000000-0000-4000-8000-000000000001') x
+   where x.placement < x.previous or x.placement > x.previous + 1 or (x.previous is null and x.placement <> 1)),
+  0,
+  'placements start at 1 in each trail and never fall or skip in ordinal order');
+select is(
+  (select count(*)::int from app.trail_spark_positions p
+   join app.concept_sparks cs on cs.snapshot_id = p.snapshot_id and cs.concept_id = p.concept_id and cs.spark_id = p.spark_id
+   join app.trail_spark_positions q on q.snapshot_id = p.snapshot_id and q.trail_id = p.trail_id and q.concept_id = p.concept_id
+   join app.concept_sparks ct on ct.snapshot_id = q.snapshot_id and ct.concept_id = q.concept_id and ct.spark_id = q.spark_id
+   where p.snapshot_id = 'a1000000-0000-4000-8000-000000000001'
+     and (ct.order_index = cs.order_index) <> (q.placement = p.placement)),
+  0,
+  'two positions of one concept share a placement exactly when their order_index is equal');
 select lives_ok(
   $$ select private.refresh_content_rollups('a1000000-0000-4000-8000-000000000001') $$,
   'rolling up again is idempotent');
