@@ -204,6 +204,29 @@ create index trails_search_title on app.trails (snapshot_id, search_title collat
 
 create index domains_search_title on app.domains (snapshot_id, search_title collate "C");
 
+-- Autocomplete's word-prefix tier for two-letter prefixes (private.suggest_title_word_starts):
+-- no trigram covers fewer than 3 letters, so without this table "do" would read every title of
+-- the snapshot and compute its word similarity.
+create table app.search_title_word_starts (
+  snapshot_id uuid not null references app.snapshots (id) on delete cascade,
+  word_start text collate "C" not null,
+  type text not null,
+  id uuid not null,
+  similarity real not null,
+  title text collate app.alphabetical not null
+);
+comment on table app.search_title_word_starts is
+  'Autocomplete: one row per (content row, first two characters of a word of 2+ letters or digits of its normalised title), leaving out the two the title starts with (tier 0 suggests those titles), with the row''s title (a domain''s name) and extensions.word_similarity(word_start, search_title). Maintained by triggers.';
+-- In tier 1's order (similarity, shorter title, title, type): the best suggestions of a prefix
+-- are the first entries of its range. id last: the remove statement finds each row by its key.
+create index search_title_word_starts_order on app.search_title_word_starts
+  (snapshot_id, word_start, similarity desc, pg_catalog.char_length(title), title, type, id);
+alter table app.search_title_word_starts enable row level security;
+create policy "anyone reads search title word starts" on app.search_title_word_starts
+  for select to anon, authenticated
+  using (true);
+grant select on app.search_title_word_starts to anon, authenticated;
+
 -- private.suggest_title_prefixes
 -- Purpose: autocomplete tier 0: distinct {text, type} whose normalised title starts with the
 --          pattern, in normalised-title order, at most `wanted` per content type (index walks).
@@ -245,49 +268,47 @@ comment on function private.suggest_title_prefixes(uuid,text,integer) is
   'Autocomplete tier 0: titles starting with a LIKE-escaped pattern, at most `wanted` per content type, via the (snapshot_id, search_title collate C) indexes.';
 grant execute on function private.suggest_title_prefixes(uuid,text,integer) to anon, authenticated;
 
--- private.suggest_title_words
--- Purpose: autocomplete tier 1: titles whose normalised text does not start with `normalized`
---          but has a later word starting with it. Suggestions already in `taken` ([{text,type}])
---          are left out.
--- Params:  snapshot (null: every snapshot), normalized (trimmed), wanted, taken.
--- Returns: jsonb array of {text, type}, best first (pg_trgm word similarity desc, shorter text,
---          text, type), at most `wanted`.
-create or replace function private.suggest_title_words(snapshot uuid, normalized text, wanted integer, taken jsonb)
+-- private.suggest_title_word_matches
+-- Purpose: autocomplete tier 1 for any text (private.suggest_title_words): reads every title
+--          holding `normalized` (the trigram index finds them for 3+ letters) and keeps those
+--          where it starts a later word.
+-- Params, Returns: those of private.suggest_title_words.
+create or replace function private.suggest_title_word_matches(snapshot uuid, normalized text, wanted integer, taken jsonb)
 returns jsonb
 language plpgsql
 stable
 set search_path = ''
 as $$
 declare
-  pattern text := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(suggest_title_words.normalized, '\', '\\'), '%', '\%'), '_', '\_');
-  word_start text := '(^|[^[:alnum:]])' || pg_catalog.regexp_replace(suggest_title_words.normalized, '([^[:alnum:][:space:]])', '\\\1', 'g');
+  pattern text := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(suggest_title_word_matches.normalized, '\', '\\'), '%', '\%'), '_', '\_');
+  word_start text := '(^|[^[:alnum:]])' || pg_catalog.regexp_replace(suggest_title_word_matches.normalized, '([^[:alnum:][:space:]])', '\\\1', 'g');
   result jsonb;
 begin
   with titles as (
     select 'spark'::text as type, s.title as text, s.search_title as norm from app.sparks s
-     where (suggest_title_words.snapshot is null or s.snapshot_id = suggest_title_words.snapshot)
+     where (suggest_title_word_matches.snapshot is null or s.snapshot_id = suggest_title_word_matches.snapshot)
        and s.search_title like '%' || pattern || '%'
     union all
     select 'concept', c.title, c.search_title from app.concepts c
-     where (suggest_title_words.snapshot is null or c.snapshot_id = suggest_title_words.snapshot)
+     where (suggest_title_word_matches.snapshot is null or c.snapshot_id = suggest_title_word_matches.snapshot)
        and c.search_title like '%' || pattern || '%'
     union all
     select 'trail', t.title, t.search_title from app.trails t
-     where (suggest_title_words.snapshot is null or t.snapshot_id = suggest_title_words.snapshot)
+     where (suggest_title_word_matches.snapshot is null or t.snapshot_id = suggest_title_word_matches.snapshot)
        and t.search_title like '%' || pattern || '%'
     union all
     select 'domain', d.name, d.search_title from app.domains d
-     where (suggest_title_words.snapshot is null or d.snapshot_id = suggest_title_words.snapshot)
+     where (suggest_title_word_matches.snapshot is null or d.snapshot_id = suggest_title_word_matches.snapshot)
        and d.search_title like '%' || pattern || '%'
   ),
   -- a substring inside a word ("ql" in "sql") is not a word prefix
   word_prefixes as (
     select distinct on (t.text, t.type) t.type, t.text,
-           extensions.word_similarity(suggest_title_words.normalized, t.norm) as similarity
+           extensions.word_similarity(suggest_title_word_matches.normalized, t.norm) as similarity
     from titles t
     where t.norm ~ word_start
       and not (t.norm like pattern || '%') -- tier 0
-      and not (suggest_title_words.taken @> pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('text', t.text, 'type', t.type)))
+      and not (suggest_title_word_matches.taken @> pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('text', t.text, 'type', t.type)))
     order by t.text, t.type
   )
   select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('text', u.text, 'type', u.type)
@@ -296,13 +317,68 @@ begin
   from (
     select * from word_prefixes u
     order by u.similarity desc, pg_catalog.char_length(u.text), u.text collate app.alphabetical, u.type
-    limit suggest_title_words.wanted
+    limit suggest_title_word_matches.wanted
   ) u;
   return result;
 end
 $$;
+comment on function private.suggest_title_word_matches(uuid, text, integer, jsonb) is
+  'Autocomplete tier 1 for any text: reads the titles holding it, keeps those with a later word starting with it, best first.';
+grant execute on function private.suggest_title_word_matches(uuid, text, integer, jsonb) to anon, authenticated;
+
+-- private.suggest_title_word_starts
+-- Purpose: autocomplete tier 1 for two letters or digits (private.suggest_title_words): the first
+--          `wanted` entries of the prefix's range of app.search_title_word_starts, which holds
+--          tier 1's candidates with their word similarity, in tier 1's order. Costs an index walk
+--          of `wanted` entries however many titles have a word starting with the prefix.
+-- Params, Returns: those of private.suggest_title_words (snapshot not null, normalized two
+--          [[:alnum:]] characters).
+create or replace function private.suggest_title_word_starts(snapshot uuid, normalized text, wanted integer, taken jsonb)
+returns jsonb
+language sql
+stable
+set search_path = ''
+as $$
+  select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('text', u.title, 'type', u.type)
+           order by u.similarity desc, pg_catalog.char_length(u.title), u.title, u.type), '[]'::jsonb)
+  from (
+    -- a title held by several rows of a type is one suggestion; its entries are adjacent
+    select distinct on (w.similarity, pg_catalog.char_length(w.title), w.title, w.type) w.similarity, w.title, w.type
+    from app.search_title_word_starts w
+    where w.snapshot_id = suggest_title_word_starts.snapshot
+      and w.word_start = suggest_title_word_starts.normalized
+      and not (suggest_title_word_starts.taken @> pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('text', w.title, 'type', w.type)))
+    order by w.similarity desc, pg_catalog.char_length(w.title), w.title, w.type
+    limit suggest_title_word_starts.wanted
+  ) u
+$$;
+comment on function private.suggest_title_word_starts(uuid, text, integer, jsonb) is
+  'Autocomplete tier 1 for two letters or digits: an index walk of app.search_title_word_starts, the same suggestions as private.suggest_title_word_matches.';
+grant execute on function private.suggest_title_word_starts(uuid, text, integer, jsonb) to anon, authenticated;
+
+-- private.suggest_title_words
+-- Purpose: autocomplete tier 1: titles whose normalised text does not start with `normalized`
+--          but has a later word starting with it. Suggestions already in `taken` ([{text,type}])
+--          are left out. Two letters or digits (no trigram covers them: the general route would
+--          read every title of the snapshot) are looked up in app.search_title_word_starts;
+--          any other text takes the general route.
+-- Params:  snapshot (null: every snapshot), normalized (trimmed), wanted, taken.
+-- Returns: jsonb array of {text, type}, best first (pg_trgm word similarity desc, shorter text,
+--          text, type), at most `wanted`.
+create or replace function private.suggest_title_words(snapshot uuid, normalized text, wanted integer, taken jsonb)
+returns jsonb
+language sql
+stable
+set search_path = ''
+as $$
+  select case when suggest_title_words.snapshot is not null and suggest_title_words.normalized ~ '^[[:alnum:]]{2}$'
+              then private.suggest_title_word_starts(suggest_title_words.snapshot, suggest_title_words.normalized,
+                     suggest_title_words.wanted, suggest_title_words.taken)
+              else private.suggest_title_word_matches(suggest_title_words.snapshot, suggest_title_words.normalized,
+                     suggest_title_words.wanted, suggest_title_words.taken) end
+$$;
 comment on function private.suggest_title_words(uuid, text, integer, jsonb) is
-  'Autocomplete tier 1: titles with a later word starting with q, leaving out the suggestions already taken.';
+  'Autocomplete tier 1: titles with a later word starting with q, leaving out the suggestions already taken; two letters or digits by index walk (private.suggest_title_word_starts).';
 grant execute on function private.suggest_title_words(uuid, text, integer, jsonb) to anon, authenticated;
 
 -- private.suggest_title_prefix_list
@@ -444,9 +520,50 @@ create policy "anyone reads search title postings" on app.search_title_postings
   using (true);
 grant select on app.search_title_postings to anon, authenticated;
 
+-- private.search_word_starts_sql
+-- Purpose: the statements that add (sign 1) or remove (sign -1) the app.search_title_word_starts
+--          rows of the rows of `source` (a content table or a trigger transition table).
+-- Params:  kind (spark|concept|trail|domain), title_column, source, sign (1 or -1).
+-- Returns: the SQL text. A word start is the first two letters of a maximal run of [[:alnum:]]
+--          (the class tier 1 uses to find a word start), so an alphanumeric two-letter prefix
+--          starts a later word of a title exactly when the title has a row for it.
+create or replace function private.search_word_starts_sql(kind text, title_column text, source text, sign integer)
+returns text
+language sql
+immutable
+set search_path = ''
+as $$
+  select pg_catalog.replace(
+    case when search_word_starts_sql.sign > 0 then $add$
+      insert into app.search_title_word_starts (snapshot_id, word_start, type, id, similarity, title)
+        select d.snapshot_id, d.word_start, d.type, d.id, d.similarity, d.title from (DELTA) d;
+    $add$ else $remove$
+      delete from app.search_title_word_starts w
+       using (DELTA) d
+       where w.snapshot_id = d.snapshot_id and w.word_start = d.word_start and w.similarity = d.similarity
+         and pg_catalog.char_length(w.title) = pg_catalog.char_length(d.title) and w.title = d.title
+         and w.type = d.type and w.id = d.id;
+    $remove$ end,
+    'DELTA',
+    pg_catalog.format(
+      $delta$select r.snapshot_id, w.word_start, %1$L::text as type, r.id,
+                    extensions.word_similarity(w.word_start, r.search_title) as similarity,
+                    r.%3$I collate app.alphabetical as title
+               from %2$s r
+               cross join lateral (
+                 select distinct pg_catalog.left(x.word, 2) collate "C" as word_start
+                 from pg_catalog.regexp_split_to_table(r.search_title, '[^[:alnum:]]+') x(word)
+                 where pg_catalog.char_length(x.word) >= 2) w
+              where not pg_catalog.starts_with(r.search_title, w.word_start)$delta$,
+      search_word_starts_sql.kind, search_word_starts_sql.source, search_word_starts_sql.title_column))
+$$;
+comment on function private.search_word_starts_sql(text, text, text, integer) is
+  'SQL adding (sign 1) or removing (sign -1) the autocomplete word starts (app.search_title_word_starts) of the rows of a source relation.';
+
 -- private.search_index_sql
 -- Purpose: the statements that add (sign 1) or remove (sign -1) the search figures of the rows
---          of `source` (a content table or a trigger transition table) of one content type.
+--          of `source` (a content table or a trigger transition table) of one content type: lexeme
+--          counts, title postings and title word starts (private.search_word_starts_sql).
 -- Params:  kind (spark|concept|trail|domain), level_column (difficulty column or ''),
 --          title_column, source, sign (1 or -1).
 -- Returns: the SQL text (several statements; each reads `source` again).
@@ -495,13 +612,16 @@ as $$
            else 'r.' || pg_catalog.quote_ident(search_index_sql.level_column) end,
       search_index_sql.source,
       search_index_sql.title_column))
+    || private.search_word_starts_sql(search_index_sql.kind, search_index_sql.title_column,
+         search_index_sql.source, search_index_sql.sign)
 $$;
 comment on function private.search_index_sql(text,text,text,text,integer) is
-  'SQL adding (sign 1) or removing (sign -1) the search figures (lexeme counts, title postings) of the rows of a source relation.';
+  'SQL adding (sign 1) or removing (sign -1) the search figures (lexeme counts, title postings, title word starts) of the rows of a source relation.';
 
 -- private.maintain_search_index
 -- Purpose: statement trigger of sparks, concepts, trails and domains: keeps
---          app.search_lexeme_counts and app.search_title_postings equal to the content rows.
+--          app.search_lexeme_counts, app.search_title_postings and app.search_title_word_starts
+--          equal to the content rows.
 --          tg_argv: content type, difficulty column ('' when none), title column. Transition tables:
 --          old_rows, new_rows. Security definer: writers need no rights on the figures.
 create or replace function private.maintain_search_index()
@@ -524,7 +644,7 @@ begin
 end
 $$;
 comment on function private.maintain_search_index() is
-  'Trigger: applies the inserted/updated/deleted content rows to the search figures (app.search_lexeme_counts, app.search_title_postings).';
+  'Trigger: applies the inserted/updated/deleted content rows to the search figures (app.search_lexeme_counts, app.search_title_postings, app.search_title_word_starts).';
 
 create trigger sparks_search_index_insert
   after insert on app.sparks referencing new table as new_rows

@@ -3,7 +3,7 @@
 -- triggers keep: after a no-op update of every content row (update triggers are never deferred:
 -- they take each row's figures out and put them back), nothing may differ.
 begin;
-select plan(12);
+select plan(13);
 
 create temporary table imported (result jsonb);
 insert into imported select private.import_content_bundle('{
@@ -41,11 +41,13 @@ create temporary table figures_after_import as
 select 'counts' as kind, pg_catalog.to_jsonb(c) - 'snapshot_id' as row from app.search_lexeme_counts c where c.snapshot_id = (select id from derived_snapshot)
 union all select 'postings', pg_catalog.to_jsonb(p) - 'snapshot_id' from app.search_title_postings p where p.snapshot_id = (select id from derived_snapshot)
 union all select 'lexicon', pg_catalog.to_jsonb(l) - 'snapshot_id' from app.search_lexicon l where l.snapshot_id = (select id from derived_snapshot)
+union all select 'word starts', pg_catalog.to_jsonb(w) - 'snapshot_id' from app.search_title_word_starts w where w.snapshot_id = (select id from derived_snapshot)
 union all select 'graph', pg_catalog.to_jsonb(g) - 'snapshot_id' from app.spark_graph_nodes g where g.snapshot_id = (select id from derived_snapshot);
 
 select ok((select pg_catalog.count(*) from figures_after_import where kind = 'postings') > 0
-          and (select pg_catalog.count(*) from figures_after_import where kind = 'lexicon') > 0,
-  'the import derived search postings and lexicon words');
+          and (select pg_catalog.count(*) from figures_after_import where kind = 'lexicon') > 0
+          and (select pg_catalog.count(*) from figures_after_import where kind = 'word starts') > 0,
+  'the import derived search postings, lexicon words and autocomplete word starts');
 select is((select pg_catalog.count(*)::int from figures_after_import where kind = 'graph'), 4, 'one graph node row per spark');
 select is((select pg_catalog.count(*)::int from figures_after_import where kind = 'graph' and row ->> 'round' is null), 0,
   'every graph node row carries its stored round');
@@ -82,6 +84,7 @@ create temporary table figures_after_triggers as
 select 'counts' as kind, pg_catalog.to_jsonb(c) - 'snapshot_id' as row from app.search_lexeme_counts c where c.snapshot_id = (select id from derived_snapshot)
 union all select 'postings', pg_catalog.to_jsonb(p) - 'snapshot_id' from app.search_title_postings p where p.snapshot_id = (select id from derived_snapshot)
 union all select 'lexicon', pg_catalog.to_jsonb(l) - 'snapshot_id' from app.search_lexicon l where l.snapshot_id = (select id from derived_snapshot)
+union all select 'word starts', pg_catalog.to_jsonb(w) - 'snapshot_id' from app.search_title_word_starts w where w.snapshot_id = (select id from derived_snapshot)
 union all select 'graph', pg_catalog.to_jsonb(g) - 'snapshot_id' from app.spark_graph_nodes g where g.snapshot_id = (select id from derived_snapshot);
 
 select set_eq('select kind, row from figures_after_import where kind = ''counts''',
@@ -93,6 +96,9 @@ select set_eq('select kind, row from figures_after_import where kind = ''posting
 select set_eq('select kind, row from figures_after_import where kind = ''lexicon''',
               'select kind, row from figures_after_triggers where kind = ''lexicon''',
   'the lexicon words the import derived are those the triggers keep');
+select set_eq('select kind, row from figures_after_import where kind = ''word starts''',
+              'select kind, row from figures_after_triggers where kind = ''word starts''',
+  'the autocomplete word starts the import derived are those the triggers keep');
 select set_eq('select kind, row from figures_after_import where kind = ''graph''',
               'select kind, row from figures_after_triggers where kind = ''graph''',
   'the graph node rows the import derived are those the triggers keep');
