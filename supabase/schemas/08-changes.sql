@@ -255,17 +255,9 @@ $$;
 comment on function private.refresh_content_digests(uuid) is
   'Recomputes one snapshot''s app.content_entity_digests, app.trail_entity_digests and app.trail_content_digests from its content rows, and its app.release_changes against the current snapshot.';
 -- The digests and changes it writes (about 105,000 rows for 50,000 sparks) derive from content rows
--- of the snapshot they reference, so where the migrating role is a superuser (the embedded
--- database) it skips their foreign-key checks with session_replication_role = replica, like
--- private.write_staged_content (05-lifecycle.sql, which says why only there); the tables it writes
--- have no triggers that replica would skip.
-do $$
-begin
-  if (select r.rolsuper from pg_catalog.pg_roles r where r.rolname = current_user) then
-    alter function private.refresh_content_digests(uuid) set session_replication_role to 'replica';
-  end if;
-end
-$$;
+-- of the snapshot they reference: no foreign-key check to run (the tables it writes have no
+-- triggers that replica would skip).
+call private.skip_row_checks_where_superuser('private.refresh_content_digests(uuid)');
 
 -- The digests are written when a snapshot's rollup row is (the import's last step), in the
 -- import's transaction.

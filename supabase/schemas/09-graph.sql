@@ -214,18 +214,10 @@ end
 $$;
 comment on function private.refresh_spark_rounds(uuid) is
   'Computes app.spark_rounds for one snapshot (Kahn rounds, set-based); writes nothing for a cyclic snapshot. Returns the rows written.';
--- The rounds it writes (one row per spark) derive from content rows of the snapshot they reference,
--- so where the migrating role is a superuser (the embedded database) it skips their foreign-key
--- checks with session_replication_role = replica, like private.write_staged_content
--- (05-lifecycle.sql, which says why only there); the tables it writes have no triggers that replica
--- would skip.
-do $$
-begin
-  if (select r.rolsuper from pg_catalog.pg_roles r where r.rolname = current_user) then
-    alter function private.refresh_spark_rounds(uuid) set session_replication_role to 'replica';
-  end if;
-end
-$$;
+-- The rounds it writes (one row per spark) derive from content rows of the snapshot they
+-- reference: no foreign-key check to run (the tables it writes have no triggers that replica
+-- would skip).
+call private.skip_row_checks_where_superuser('private.refresh_spark_rounds(uuid)');
 
 -- The import writes a snapshot's rollups (private.refresh_content_rollups) once its content is
 -- in place: compute the rounds then too.

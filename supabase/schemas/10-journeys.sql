@@ -701,18 +701,10 @@ end
 $$;
 comment on function private.fill_trail_spark_positions() is
   'Trigger: (re)computes a snapshot''s app.trail_spark_positions (with each not-started spark_progress element) whenever its app.snapshot_rollups row is written.';
--- The trail positions it writes (one row per placed spark) derive from content rows of the snapshot
--- they reference, so where the migrating role is a superuser (the embedded database) it skips their
--- foreign-key checks with session_replication_role = replica, like private.write_staged_content
--- (05-lifecycle.sql, which says why only there); the tables it writes have no triggers that replica
--- would skip.
-do $$
-begin
-  if (select r.rolsuper from pg_catalog.pg_roles r where r.rolname = current_user) then
-    alter function private.fill_trail_spark_positions() set session_replication_role to 'replica';
-  end if;
-end
-$$;
+-- The trail positions it writes (one row per placed spark) derive from content rows of the
+-- snapshot they reference: no foreign-key check to run (the tables it writes have no triggers that
+-- replica would skip).
+call private.skip_row_checks_where_superuser('private.fill_trail_spark_positions()');
 
 create trigger snapshot_rollups_trail_spark_positions
   after insert or update on app.snapshot_rollups
