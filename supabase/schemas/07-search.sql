@@ -723,13 +723,20 @@ alter table app.domains enable always trigger domains_search_index_delete;
 --          insertions, deletions, substitutions and transpositions of two adjacent characters
 --          turning `source` into `target`, no substring edited twice. With `prefix`, the fewest
 --          edits turning `source` into some prefix of `target` (what the user typed so far).
--- Params:  source, target (compared character by character, case-sensitive), prefix.
--- Returns: integer (null when an argument is null).
-create or replace function private.osa_distance(source text, target text, prefix boolean default false)
+--          With `within`, only distances up to it are worked out: the answer is exact when it is
+--          at most `within`, and `within` + 1 otherwise. A correction keeps only words within
+--          its typo budget, so it needs no more: the table is then filled only along its
+--          diagonal (|i - j| <= within; a cell further off is more than `within` edits, a
+--          distance being at least the difference of the lengths), and the work stops at the
+--          first row whose every cell is above `within` (a row's minimum never falls in the
+--          next). Five typed letters against a 12-letter word: 15 cells instead of 60.
+-- Params:  source, target (compared character by character, case-sensitive), prefix, within
+--          (null: no bound).
+-- Returns: integer (null when source, target or prefix is null).
+create or replace function private.osa_distance(source text, target text, prefix boolean default false, within integer default null)
 returns integer
 language plpgsql
 immutable
-strict
 parallel safe
 set search_path = ''
 as $$
@@ -738,20 +745,35 @@ declare
   b text[] := pg_catalog.string_to_array(osa_distance.target, null);
   m integer := coalesce(pg_catalog.cardinality(a), 0);
   n integer := coalesce(pg_catalog.cardinality(b), 0);
+  -- the band; with no bound it holds every cell, and no distance exceeds the longer length
+  k integer := case when osa_distance.within is null then greatest(m, n) else greatest(osa_distance.within, 0) end;
   width integer := n + 1;
-  -- d[i * width + j + 1] = distance between the first i characters of source and first j of target
-  d integer[] := pg_catalog.array_fill(0, array[(m + 1) * (n + 1)]);
+  -- d[i * width + j + 1] = distance between the first i characters of source and first j of
+  -- target, or k + 1 for any distance above k (cells outside the band keep that fill)
+  d integer[];
   best integer;
+  row_best integer;
   cost integer;
   i integer;
   j integer;
 begin
-  for j in 0 .. n loop
+  if osa_distance.source is null or osa_distance.target is null or osa_distance.prefix is null then
+    return null;
+  end if;
+  if not osa_distance.prefix and pg_catalog.abs(m - n) > k then
+    return k + 1;
+  end if;
+  d := pg_catalog.array_fill(k + 1, array[(m + 1) * width]);
+  for j in 0 .. least(n, k) loop
     d[j + 1] := j;
   end loop;
   for i in 1 .. m loop
-    d[i * width + 1] := i;
-    for j in 1 .. n loop
+    row_best := k + 1;
+    if i <= k then
+      d[i * width + 1] := i;
+      row_best := i;
+    end if;
+    for j in greatest(1, i - k) .. least(n, i + k) loop
       cost := case when a[i] = b[j] then 0 else 1 end;
       best := least(d[(i - 1) * width + j + 1] + 1,  -- delete a[i]
                     d[i * width + j] + 1,            -- insert b[j]
@@ -759,8 +781,13 @@ begin
       if i > 1 and j > 1 and a[i] = b[j - 1] and a[i - 1] = b[j] then
         best := least(best, d[(i - 2) * width + j - 1] + 1); -- transpose
       end if;
+      best := least(best, k + 1);
       d[i * width + j + 1] := best;
+      row_best := least(row_best, best);
     end loop;
+    if row_best > k then
+      return k + 1;
+    end if;
   end loop;
   if osa_distance.prefix then
     select pg_catalog.min(v) into best from pg_catalog.unnest(d[m * width + 1 : m * width + width]) v;
@@ -769,9 +796,9 @@ begin
   return d[(m + 1) * width];
 end
 $$;
-comment on function private.osa_distance(text, text, boolean) is
-  'Optimal string alignment distance (Damerau-Levenshtein, a transposition of adjacent characters is one edit); with prefix, the distance to the closest prefix of target.';
-grant execute on function private.osa_distance(text, text, boolean) to anon, authenticated;
+comment on function private.osa_distance(text, text, boolean, integer) is
+  'Optimal string alignment distance (Damerau-Levenshtein, a transposition of adjacent characters is one edit); with prefix, the distance to the closest prefix of target; with within, exact up to within and within + 1 beyond.';
+grant execute on function private.osa_distance(text, text, boolean, integer) to anon, authenticated;
 
 -- private.search_typo_budget
 -- Purpose: how many edits a typed word of this length may be away from the word meant
@@ -1048,7 +1075,7 @@ begin
        where l.snapshot_id = search_correct.snapshot
          and l.word = any (private.search_near_misses(typed))
     ) c
-    cross join lateral (select private.osa_distance(typed, c.word) as edits) d
+    cross join lateral (select private.osa_distance(typed, c.word, false, budget) as edits) d
     where d.edits <= budget
     order by d.edits, c.docs desc, pg_catalog.char_length(c.word), c.word
     limit 1;
@@ -1056,7 +1083,7 @@ begin
     if best is null and word_index = word_count then
       select l.word into best
       from app.search_lexicon l
-      cross join lateral (select private.osa_distance(typed, l.word, true) as edits) d
+      cross join lateral (select private.osa_distance(typed, l.word, true, budget) as edits) d
       where l.snapshot_id = search_correct.snapshot
         and pg_catalog.char_length(l.word) > pg_catalog.char_length(typed)
         and typed operator(extensions.<%) l.word

@@ -3,7 +3,7 @@
 -- corrected only within its typo budget and only to words of the selected snapshot, exact matches
 -- come before prefixes before corrections, and meta.corrected_query names the correction.
 begin;
-select plan(66);
+select plan(70);
 
 -- The fixture becomes the one current snapshot, whatever was current before (the seed's).
 select tests.archive_current_snapshot();
@@ -24,9 +24,31 @@ select is(private.osa_distance('tesit', 'testing', true), 1, 'with prefix, "tesi
 select is(private.osa_distance('test', 'testing', true), 0, 'with prefix, a true prefix is zero edits away');
 select is(private.osa_distance('xyz', 'testing', true), 3, 'with prefix, a word with nothing in common is as far as its length');
 select is(
-  (select array_agg(p.provolatile::text || p.proisstrict::text order by p.oid)
-   from pg_catalog.pg_proc p where p.oid = 'private.osa_distance(text, text, boolean)'::regprocedure),
-  array['itrue'], 'the distance is immutable and strict, so the planner may fold it');
+  (select p.provolatile::text from pg_catalog.pg_proc p
+   where p.oid = 'private.osa_distance(text, text, boolean, integer)'::regprocedure),
+  'i', 'the distance is immutable, so the planner may fold it');
+select is(array[private.osa_distance('abc', null), private.osa_distance('abc', 'abd', null)], array[null, null]::int[],
+  'a null target or prefix gives a null distance too');
+-- within: exact up to the bound, the bound + 1 beyond it
+select is(array[private.osa_distance('kitten', 'sitting', false, 3), private.osa_distance('kitten', 'sitting', false, 2),
+                private.osa_distance('kitten', 'sitting', false, 1), private.osa_distance('kitten', 'sitting', false, 0)],
+          array[3, 3, 2, 1], 'within a bound the distance is exact, beyond it the bound + 1');
+select is(array[private.osa_distance('tesitng', 'testing', false, 1), private.osa_distance('testing', 'testing', false, 0),
+                private.osa_distance('abc', 'abcdef', false, 2), private.osa_distance('tesit', 'testingly', true, 1),
+                private.osa_distance('xyz', 'testing', true, 1), private.osa_distance('abc', 'abd', false, -1)],
+          array[1, 0, 3, 1, 2, 1], 'a transposition, equal words, lengths too far apart, prefixes, a negative bound (zero)');
+-- The bounded table gives the unbounded answer, capped: every pair of 60 words over a
+-- four-letter alphabet (near neighbours, transpositions, prefixes), bounds 0 to 3, both modes.
+select is(
+  (select count(*)::int
+   from (select pg_catalog.translate(pg_catalog.substr(pg_catalog.md5(i::text), 1, 1 + i % 9), '0123456789abcdef', 'abcdbacdabdcadbc') as w
+         from pg_catalog.generate_series(1, 60) i) x
+   cross join (select pg_catalog.translate(pg_catalog.substr(pg_catalog.md5(i::text), 1, 1 + i % 9), '0123456789abcdef', 'abcdbacdabdcadbc') as w
+               from pg_catalog.generate_series(1, 60) i) y
+   cross join pg_catalog.generate_series(0, 3) k
+   cross join (values (false), (true)) p(prefix)
+   where private.osa_distance(x.w, y.w, p.prefix, k) <> least(private.osa_distance(x.w, y.w, p.prefix), k + 1)),
+  0, 'over 28,800 comparisons, the bounded distance equals the unbounded one capped at the bound + 1');
 
 -- private.search_typo_budget: none below 4 characters, 1 for 4-7, 2 for 8+
 select is(array[private.search_typo_budget('abc'), private.search_typo_budget('abcd'), private.search_typo_budget('abcdefg'),
