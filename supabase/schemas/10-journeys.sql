@@ -677,9 +677,9 @@ grant execute on function private.derive_trail_spark_positions(uuid,uuid) to ano
 -- The list counts a trail's sparks against the caller's: an index-only range of spark ids.
 create unique index trail_spark_positions_trail_spark on app.trail_spark_positions (snapshot_id, trail_id, spark_id);
 
--- What next walks a trail in trail order and stops once it has found enough ready sparks (and
--- the rest of the last one's placement): the columns it tests, in ordinal order, from the index
--- alone.
+-- What next walks the caller's trails one at a time, each as one range of this index, and stops
+-- after the trail that fills its list (with the rest of the last spark's placement): the columns
+-- it tests and sorts by, from the index alone.
 create index trail_spark_positions_walk on app.trail_spark_positions (snapshot_id, trail_id, ordinal) include (placement, spark_id, concept_id, parents);
 
 -- Fills a snapshot's trail positions, each with its not-started spark_progress element.
