@@ -32,7 +32,7 @@ import { createSessionMinter, type SessionMinter } from './sessions.js';
 import { npmStartArgs } from './start-command.js';
 import { runPgbench, runWrk, writeRequestsFile, type LoadResult, type PgbenchTarget, type WrkMode } from './loadgen.js';
 import { CLK_TCK, peakRssMb, processTicks, rssMb, runMeasured, treeTicks } from './proc.js';
-import { CHEAP_R1_RPS, explainFamilies, summariseRun, writeReport, type BenchResults, type FamilyResult, type ImportRun, type Measurement, type PreviousRun, type SnapshotCacheUse } from './report.js';
+import { CHEAP_R1_RPS, explainFamilies, summariseRun, writeReport, type BenchResults, type FamilyResult, type GrowthRatio, type ImportRun, type Measurement, type PreviousRun, type SnapshotCacheUse } from './report.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -724,7 +724,8 @@ async function main() {
     const bigSql = postgres(bigUrl, { max: 1, onnotice: () => undefined });
     const bigFixtures = await sampleFixtures(bigSql, bigDataset.learnerTokens);
     await bigSql.end();
-    const ratios: Record<string, { base_p95_ms: number; x10_p95_ms: number; ratio: number }> = {};
+    const ratios: Record<string, GrowthRatio> = {};
+    const bigStatsSql = postgres(bigUrl, { max: 1, onnotice: () => undefined });
     for (const p of prepared) {
       if (p.family.singleUse || !GROWTH_GROUPS.includes(p.family.group)) continue;
       const file = path.join(tempDir, `${p.family.name}.10x.requests`);
@@ -734,10 +735,21 @@ async function main() {
       log(`growth ${p.family.name} at 8 connections`);
       let i = 0;
       await runWrk(api.baseUrl, file, 8, opts.warmupSeconds, mode, write(i++));
-      const m = await measure(() => runWrk(api.baseUrl, file, 8, opts.runSeconds, mode, write(i++)), pids());
-      const base = results.find((r) => r.name === p.family.name)?.byConnections[8]?.api;
-      if (base) ratios[p.family.name] = { base_p95_ms: base.p95_ms, x10_p95_ms: m.p95_ms, ratio: m.p95_ms / base.p95_ms };
+      const counter = p.snapshot ? snapshotCacheCounter(bigStatsSql, p.snapshot.functions) : undefined;
+      const m = await measure(() => runWrk(api.baseUrl, file, 8, opts.runSeconds, mode, write(i++)), pids(), counter?.window);
+      const baseFamily = results.find((r) => r.name === p.family.name);
+      const base = baseFamily?.byConnections[8]?.api;
+      if (base) {
+        ratios[p.family.name] = {
+          base_p95_ms: base.p95_ms,
+          x10_p95_ms: m.p95_ms,
+          ratio: m.p95_ms / base.p95_ms,
+          base_hit_rate: baseFamily?.snapshot_cache?.byConnections[8]?.hit_rate,
+          x10_hit_rate: counter?.result(m.requests).hit_rate,
+        };
+      }
     }
+    await bigStatsSql.end();
     await stopChild(api.child);
     growth = { run: true, dataset: bigCounts, source: bigDataset.source, ratios };
   }
