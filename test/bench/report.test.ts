@@ -1,0 +1,34 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { writeReport, type BenchResults } from '../../bench/report.js';
+
+// A real run's results (the search and learner families at 1x and 10x) as the report reads them.
+const recorded = (): BenchResults => JSON.parse(readFileSync(new URL('../../docs/benchmarks-search-and-learners.json', import.meta.url), 'utf8'));
+
+const growthRow = (report: string, family: string) =>
+  report.split('\n').find((line) => line.startsWith(`| p95 growth 10x/1x ≤ 1.5 | ${family} |`));
+
+describe('bench report: growth rows', () => {
+  it('gives the body-cache hit rate of both runs where a snapshot family misses the growth target', () => {
+    const r = recorded();
+    if (!r.growth.run) throw new Error('the recorded run has a growth run');
+    r.growth.ratios['search.autocomplete'] = { base_p95_ms: 18, x10_p95_ms: 90, ratio: 5, base_hit_rate: 0.974, x10_hit_rate: 0.9 };
+    expect(growthRow(writeReport(r), 'search.autocomplete')).toContain('over by 3.50; body-cache hits 97.4% at 1x, 90.0% at 10x');
+  });
+
+  it('says a rate the run did not record is not recorded, rather than presuming every request a hit', () => {
+    const r = recorded();
+    if (!r.growth.run) throw new Error('the recorded run has a growth run');
+    r.growth.ratios['snapshots.changes'] = { base_p95_ms: 10, x10_p95_ms: 20, ratio: 2 };
+    const row = growthRow(writeReport(r), 'snapshots.changes');
+    expect(row).toContain('at 1x, not recorded at 10x');
+    expect(row).not.toContain('grows with the catalog');
+  });
+
+  it('names no cause for a family outside the body cache', () => {
+    const r = recorded();
+    if (!r.growth.run) throw new Error('the recorded run has a growth run');
+    r.growth.ratios['learning.next'] = { base_p95_ms: 10, x10_p95_ms: 20, ratio: 2 };
+    expect(growthRow(writeReport(r), 'learning.next')).toMatch(/over by 0\.50\) \|$/);
+  });
+});
