@@ -737,14 +737,12 @@ async function main() {
       await runWrk(api.baseUrl, file, 8, opts.warmupSeconds, mode, write(i++));
       const counter = p.snapshot ? snapshotCacheCounter(bigStatsSql, p.snapshot.functions) : undefined;
       const m = await measure(() => runWrk(api.baseUrl, file, 8, opts.runSeconds, mode, write(i++)), pids(), counter?.window);
-      const baseFamily = results.find((r) => r.name === p.family.name);
-      const base = baseFamily?.byConnections[8]?.api;
+      const base = results.find((r) => r.name === p.family.name)?.byConnections[8]?.api;
       if (base) {
         ratios[p.family.name] = {
           base_p95_ms: base.p95_ms,
           x10_p95_ms: m.p95_ms,
           ratio: m.p95_ms / base.p95_ms,
-          base_hit_rate: baseFamily?.snapshot_cache?.byConnections[8]?.hit_rate,
           x10_hit_rate: counter?.result(m.requests).hit_rate,
         };
       }
