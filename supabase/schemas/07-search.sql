@@ -982,28 +982,82 @@ alter table app.domains enable always trigger domains_search_lexicon_delete;
 -- Purpose: the strings one adjacent transposition or one deletion away from a word: exact
 --          lookups that find the typos trigram similarity misses in short words ("jion" ->
 --          "join", "ojin" -> "join"; at most 2n - 1 strings for a word of n characters).
+--          plpgsql: every corrected word asks for them, and the loop costs about 10 us a call
+--          where a set-based SQL function cost about 130.
 create or replace function private.search_near_misses(word text)
 returns text[]
-language sql
+language plpgsql
 immutable
 strict
 parallel safe
 set search_path = ''
 as $$
-  select pg_catalog.array_agg(distinct v)
-  from (
-    select pg_catalog.substr(search_near_misses.word, 1, i - 1) || pg_catalog.substr(search_near_misses.word, i + 1, 1)
-           || pg_catalog.substr(search_near_misses.word, i, 1) || pg_catalog.substr(search_near_misses.word, i + 2) as v
-      from pg_catalog.generate_series(1, pg_catalog.char_length(search_near_misses.word) - 1) i
-    union all
-    select pg_catalog.substr(search_near_misses.word, 1, i - 1) || pg_catalog.substr(search_near_misses.word, i + 1)
-      from pg_catalog.generate_series(1, pg_catalog.char_length(search_near_misses.word)) i
-  ) n
-  where v <> search_near_misses.word
+declare
+  variants text[] := '{}';
+  variant text;
+begin
+  for i in 1 .. pg_catalog.char_length(search_near_misses.word) loop
+    variant := pg_catalog.substr(search_near_misses.word, 1, i - 1) || pg_catalog.substr(search_near_misses.word, i + 1);
+    if not variant = any (variants) then
+      variants := variants || variant;
+    end if;
+    variant := pg_catalog.substr(search_near_misses.word, 1, i - 1) || pg_catalog.substr(search_near_misses.word, i + 1, 1)
+               || pg_catalog.substr(search_near_misses.word, i, 1) || pg_catalog.substr(search_near_misses.word, i + 2);
+    if variant <> search_near_misses.word and not variant = any (variants) then
+      variants := variants || variant;
+    end if;
+  end loop;
+  return variants;
+end
 $$;
 comment on function private.search_near_misses(text) is
   'The strings one adjacent transposition or one deletion away from a word (typo candidates trigram similarity misses in short words).';
 grant execute on function private.search_near_misses(text) to anon, authenticated;
+
+-- private.search_one_edit_patterns
+-- Purpose: LIKE patterns matching exactly the words one edit or less from a word of letters and
+--          digits (private.osa_distance <= 1): the word itself, its deletions and adjacent
+--          transpositions (private.search_near_misses), and `_` for one substituted or inserted
+--          character. With `prefix`, each pattern ends in `%`: the words with such a beginning,
+--          i.e. private.osa_distance(word, w, true) <= 1. A typo correction filters its candidates
+--          with them before computing any distance, which costs far more than a LIKE.
+-- Params:  word (letters and digits only: null for anything else, which holds LIKE wildcards),
+--          prefix.
+-- Returns: text[], 4 * length + 1 patterns at most.
+create or replace function private.search_one_edit_patterns(word text, prefix boolean)
+returns text[]
+language plpgsql
+immutable
+strict
+parallel safe
+set search_path = ''
+as $$
+declare
+  tail constant text := case when search_one_edit_patterns.prefix then '%' else '' end;
+  patterns text[];
+  pattern text;
+begin
+  if search_one_edit_patterns.word !~ '^[[:alnum:]]+$' then
+    return null;
+  end if;
+  patterns := array[search_one_edit_patterns.word || tail];
+  foreach pattern in array private.search_near_misses(search_one_edit_patterns.word) loop
+    patterns := patterns || (pattern || tail);
+  end loop;
+  for i in 1 .. pg_catalog.char_length(search_one_edit_patterns.word) + 1 loop
+    if i <= pg_catalog.char_length(search_one_edit_patterns.word) then
+      patterns := patterns || (pg_catalog.substr(search_one_edit_patterns.word, 1, i - 1) || '_'
+                               || pg_catalog.substr(search_one_edit_patterns.word, i + 1) || tail);
+    end if;
+    patterns := patterns || (pg_catalog.substr(search_one_edit_patterns.word, 1, i - 1) || '_'
+                             || pg_catalog.substr(search_one_edit_patterns.word, i) || tail);
+  end loop;
+  return patterns;
+end
+$$;
+comment on function private.search_one_edit_patterns(text, boolean) is
+  'LIKE patterns matching exactly the words at most one edit (osa_distance) from a word of letters and digits; with prefix, the words beginning within one edit of it.';
+grant execute on function private.search_one_edit_patterns(text, boolean) to anon, authenticated;
 
 -- private.search_correct
 -- Purpose: the typo-corrected form of a normalised query, or null when no word needed (or got)
@@ -1020,6 +1074,8 @@ grant execute on function private.search_near_misses(text) to anon, authenticate
 --          Candidates: pg_trgm similarity >= 0.2 and a length within the budget, plus the typed
 --          word's transpositions and deletions (private.search_near_misses); for the last word,
 --          when no whole word is close enough, words it begins like (word similarity >= 0.3).
+--          With a budget of one edit, a candidate's distance is computed only when it matches
+--          one of private.search_one_edit_patterns (the only words that can be within it).
 -- Returns: text or null.
 create or replace function private.search_correct(snapshot uuid, normalized text)
 returns text
@@ -1034,6 +1090,10 @@ declare
   word_count integer;
   typed text;
   budget integer;
+  -- With a budget of one edit, LIKE patterns of the only words within it, whole or as a
+  -- beginning (private.search_one_edit_patterns): a LIKE costs far less than a distance.
+  near_words text[];
+  near_beginnings text[];
   best text;
   changed boolean := false;
 begin
@@ -1057,6 +1117,7 @@ begin
       select from app.search_lexicon l
        where l.snapshot_id = search_correct.snapshot
          and l.word >= typed collate "C" and l.word < (typed || pg_catalog.chr(1114111)) collate "C");
+    near_words := case when budget = 1 then private.search_one_edit_patterns(typed, false) end;
 
     -- Whole words: trigram neighbours within the length budget, and the typed word's
     -- transpositions and deletions looked up directly (short words share few trigrams with
@@ -1075,15 +1136,19 @@ begin
        where l.snapshot_id = search_correct.snapshot
          and l.word = any (private.search_near_misses(typed))
     ) c
-    cross join lateral (select private.osa_distance(typed, c.word, false, budget) as edits) d
+    -- a word matching no pattern is more than one edit away: no distance to compute
+    cross join lateral (select case when near_words is null or c.word like any (near_words)
+                                    then private.osa_distance(typed, c.word, false, budget) else budget + 1 end as edits) d
     where d.edits <= budget
     order by d.edits, c.docs desc, pg_catalog.char_length(c.word), c.word
     limit 1;
     -- The last word may be unfinished: the beginnings of longer words ("tesit" -> "testing").
     if best is null and word_index = word_count then
+      near_beginnings := case when budget = 1 then private.search_one_edit_patterns(typed, true) end;
       select l.word into best
       from app.search_lexicon l
-      cross join lateral (select private.osa_distance(typed, l.word, true, budget) as edits) d
+      cross join lateral (select case when near_beginnings is null or l.word like any (near_beginnings)
+                                      then private.osa_distance(typed, l.word, true, budget) else budget + 1 end as edits) d
       where l.snapshot_id = search_correct.snapshot
         and pg_catalog.char_length(l.word) > pg_catalog.char_length(typed)
         and typed operator(extensions.<%) l.word

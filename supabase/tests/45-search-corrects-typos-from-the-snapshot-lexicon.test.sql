@@ -3,7 +3,7 @@
 -- corrected only within its typo budget and only to words of the selected snapshot, exact matches
 -- come before prefixes before corrections, and meta.corrected_query names the correction.
 begin;
-select plan(70);
+select plan(75);
 
 -- The fixture becomes the one current snapshot, whatever was current before (the seed's).
 select tests.archive_current_snapshot();
@@ -49,6 +49,29 @@ select is(
    cross join (values (false), (true)) p(prefix)
    where private.osa_distance(x.w, y.w, p.prefix, k) <> least(private.osa_distance(x.w, y.w, p.prefix), k + 1)),
   0, 'over 28,800 comparisons, the bounded distance equals the unbounded one capped at the bound + 1');
+
+-- private.search_near_misses: every deletion and adjacent transposition, each once, never the word
+select is((select pg_catalog.array_agg(v order by v) from pg_catalog.unnest(private.search_near_misses('join')) v),
+          array['jin', 'jion', 'joi', 'jon', 'joni', 'oin', 'ojin'], 'the deletions and transpositions of "join"');
+select is(private.search_near_misses('aaaa'), array['aaa'], 'a variant equal to the word or to another is left out');
+
+-- private.search_one_edit_patterns: exactly the words within one edit, whole or as a beginning
+-- (every ordered pair of the 60 words above, both modes).
+select is(
+  (select count(*)::int
+   from (select pg_catalog.translate(pg_catalog.substr(pg_catalog.md5(i::text), 1, 1 + i % 9), '0123456789abcdef', 'abcdbacdabdcadbc') as w
+         from pg_catalog.generate_series(1, 60) i) x
+   cross join (select pg_catalog.translate(pg_catalog.substr(pg_catalog.md5(i::text), 1, 1 + i % 9), '0123456789abcdef', 'abcdbacdabdcadbc') as w
+               from pg_catalog.generate_series(1, 60) i) y
+   cross join (values (false), (true)) p(prefix)
+   where (private.osa_distance(x.w, y.w, p.prefix) <= 1) is distinct from (y.w like any (private.search_one_edit_patterns(x.w, p.prefix)))),
+  0, 'over 7,200 pairs, a word matches a pattern exactly when it is within one edit (whole, or as a beginning)');
+select is(array[pg_catalog.cardinality(private.search_one_edit_patterns('crmi', false)),
+                pg_catalog.cardinality(private.search_one_edit_patterns('aaaa', true))],
+          array[17, 11], 'at most 4 x length + 1 patterns, each once ("aaaa": itself, 1 deletion, 4 substitutions, 5 insertions)');
+select ok(private.search_one_edit_patterns('a%b', false) is null and private.search_one_edit_patterns('a_b', true) is null
+          and private.search_one_edit_patterns('ab c', false) is null,
+          'a word with anything but letters and digits (LIKE wildcards among them) gets no patterns');
 
 -- private.search_typo_budget: none below 4 characters, 1 for 4-7, 2 for 8+
 select is(array[private.search_typo_budget('abc'), private.search_typo_budget('abcd'), private.search_typo_budget('abcdefg'),
