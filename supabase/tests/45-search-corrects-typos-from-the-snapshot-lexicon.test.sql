@@ -37,14 +37,17 @@ select is(array[private.osa_distance('tesitng', 'testing', false, 1), private.os
                 private.osa_distance('abc', 'abcdef', false, 2), private.osa_distance('tesit', 'testingly', true, 1),
                 private.osa_distance('xyz', 'testing', true, 1), private.osa_distance('abc', 'abd', false, -1)],
           array[1, 0, 3, 1, 2, 1], 'a transposition, equal words, lengths too far apart, prefixes, a negative bound (zero)');
--- The bounded table gives the unbounded answer, capped: every pair of 60 words over a
--- four-letter alphabet (near neighbours, transpositions, prefixes), bounds 0 to 3, both modes.
+-- 60 words over a four-letter alphabet (near neighbours, transpositions, prefixes), paired below.
+create temporary table pair_words as
+select pg_catalog.translate(pg_catalog.substr(pg_catalog.md5(i::text), 1, 1 + i % 9), '0123456789abcdef', 'abcdbacdabdcadbc') as w
+from pg_catalog.generate_series(1, 60) i;
+
+-- The bounded table gives the unbounded answer, capped: every pair of the 60 words, bounds 0 to
+-- 3, both modes.
 select is(
   (select count(*)::int
-   from (select pg_catalog.translate(pg_catalog.substr(pg_catalog.md5(i::text), 1, 1 + i % 9), '0123456789abcdef', 'abcdbacdabdcadbc') as w
-         from pg_catalog.generate_series(1, 60) i) x
-   cross join (select pg_catalog.translate(pg_catalog.substr(pg_catalog.md5(i::text), 1, 1 + i % 9), '0123456789abcdef', 'abcdbacdabdcadbc') as w
-               from pg_catalog.generate_series(1, 60) i) y
+   from pair_words x
+   cross join pair_words y
    cross join pg_catalog.generate_series(0, 3) k
    cross join (values (false), (true)) p(prefix)
    where private.osa_distance(x.w, y.w, p.prefix, k) <> least(private.osa_distance(x.w, y.w, p.prefix), k + 1)),
@@ -59,10 +62,8 @@ select is(private.search_near_misses('aaaa'), array['aaa'], 'a variant equal to 
 -- (every ordered pair of the 60 words above, both modes).
 select is(
   (select count(*)::int
-   from (select pg_catalog.translate(pg_catalog.substr(pg_catalog.md5(i::text), 1, 1 + i % 9), '0123456789abcdef', 'abcdbacdabdcadbc') as w
-         from pg_catalog.generate_series(1, 60) i) x
-   cross join (select pg_catalog.translate(pg_catalog.substr(pg_catalog.md5(i::text), 1, 1 + i % 9), '0123456789abcdef', 'abcdbacdabdcadbc') as w
-               from pg_catalog.generate_series(1, 60) i) y
+   from pair_words x
+   cross join pair_words y
    cross join (values (false), (true)) p(prefix)
    where (private.osa_distance(x.w, y.w, p.prefix) <= 1) is distinct from (y.w like any (private.search_one_edit_patterns(x.w, p.prefix)))),
   0, 'over 7,200 pairs, a word matches a pattern exactly when it is within one edit (whole, or as a beginning)');
