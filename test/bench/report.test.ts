@@ -32,3 +32,18 @@ describe('bench report: growth rows', () => {
     expect(growthRow(writeReport(r), 'learning.next')).toMatch(/over by 0\.50\) \|$/);
   });
 });
+
+describe('bench report: import row', () => {
+  const importRow = (report: string) => report.split('\n').find((line) => line.startsWith('| import and promote ≤ 30 s |'));
+
+  it('judges the 50,000-spark import read to vacuum, and leaves the 10x import out', () => {
+    const r = recorded();
+    const base = r.imports!.find((i) => i.sparks === 50_000)!;
+    base.seconds = 29.4;
+    expect(importRow(writeReport(r))).toBe('| import and promote ≤ 30 s | 50,000 sparks | 29.4 s | met (margin 0.6 s) |');
+    base.seconds = 57.8;
+    expect(importRow(writeReport(r))).toBe('| import and promote ≤ 30 s | 50,000 sparks | 57.8 s | **missed** (over by 27.8 s) |');
+    r.imports = r.imports!.filter((i) => i.sparks !== 50_000);
+    expect(importRow(writeReport(r))).toBeUndefined();
+  });
+});
