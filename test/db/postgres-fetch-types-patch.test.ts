@@ -72,7 +72,7 @@ describe('postgres.js array-types query failing', () => {
   });
 
   it.each(Object.keys(builds) as (keyof typeof builds)[])('fails one query, not the process (%s)', async (build) => {
-    const { stdout } = await run(process.execPath, builds[build].args, { cwd: process.cwd(), env: { ...process.env, URL: url }, timeout: 20_000 });
+    const { stdout } = await run(process.execPath, builds[build].args, { env: { ...process.env, URL: url }, timeout: 20_000 });
     expect(JSON.parse(stdout.trim())).toEqual({ first: '42501', second: { one: 1 } });
   });
 
