@@ -73,7 +73,8 @@ export function r2Script(statements: CapturedStatement[]): string {
  */
 export function lastDispatch(statements: CapturedStatement[]): CapturedStatement | undefined {
   return statements
-    .filter((s) => (s.text.includes('private.dispatch(') && s.params.length === 5) || (s.text.includes('private.dispatch_snapshot_read(') && s.params.length === 6))
+    // At least the arguments R1/R2 replay; the baseline tree's dispatchers (before the headers argument) have one fewer.
+    .filter((s) => (s.text.includes('private.dispatch(') && s.params.length >= 4) || (s.text.includes('private.dispatch_snapshot_read(') && s.params.length >= 5))
     .at(-1);
 }
 

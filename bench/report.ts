@@ -471,7 +471,7 @@ function comparisonSection(r: BenchResults, connections: number[]): string[] {
   const out: string[] = [];
   out.push('## Compared with the earlier run, family by family', '');
   out.push(
-    `Previous run: ${p.date} (${p.mode} mode, read from \`${p.file}\` before this run wrote its own)${p.note ? `, noted as: "${p.note}"` : ''}.`,
+    `Previous run: ${p.date} (${p.mode} mode, from \`${p.file}\`)${p.note ? `, noted as: "${p.note}"` : ''}.`,
     `It ran ${p.run_seconds ?? '?'} s runs after ${p.warmup_seconds ?? '?'} s of warm-up on ${p.sparks?.toLocaleString('en') ?? '?'} sparks, load average ${p.load_average_at_start ?? '?'} at its start;`,
     `this run ${r.settings.run_seconds} s runs after ${r.settings.warmup_seconds} s on ${r.dataset.counts.sparks?.toLocaleString('en') ?? '?'} sparks, load average ${r.machine.load_average_at_start}.`,
     '',

@@ -54,7 +54,8 @@ Measures every endpoint family against its reference points (R1-R4) on a dataset
   --out PATH            output without extension (default docs/benchmarks, quick test-artifacts/bench-quick)
   --compare FILE.json   the earlier run to compare with (default: PATH.json as it was before this run)
   --no-compare          no comparison with an earlier run
-  --render              rewrite PATH.md from PATH.json (after a change to the report's wording; no measurement)
+  --render              rewrite PATH.md from PATH.json (after a change to the report's wording; no measurement);
+                        with --compare FILE.json, that run becomes the one compared with
   --help                this text
 
 Needs wrk, pgbench and psql. Run it on a quiet machine: only ratios measured in one run are solid.
@@ -815,6 +816,11 @@ async function pgVersion(url: string): Promise<string> {
 
 async function render() {
   const results = JSON.parse(readFileSync(`${opts.out}.json`, 'utf8')) as BenchResults;
+  // An earlier run measured afterwards (a baseline on older code) becomes the one compared with.
+  if (opts.compare) {
+    results.previous = readPrevious();
+    await writeFile(`${opts.out}.json`, `${JSON.stringify(results, null, 2)}\n`);
+  }
   await writeFile(`${opts.out}.md`, writeReport(results));
   log(`rewrote ${path.relative(root, opts.out)}.md from its JSON`);
 }
