@@ -60,13 +60,17 @@ grant execute on function private.page_meta(bigint,integer,integer) to anon, aut
 
 -- private.search_normalize
 -- Purpose: the one text normalisation of search: unaccent (pinned dictionary) and lower-case.
+-- plpgsql, not sql: called once per row, and a SQL function with a SET clause is never inlined,
+-- so each call starts an executor (about three times the cost of a plpgsql expression).
 create or replace function private.search_normalize(value text)
 returns text
-language sql
+language plpgsql
 immutable parallel safe
 set search_path = ''
 as $$
-  select pg_catalog.lower(extensions.unaccent('extensions.unaccent'::regdictionary, coalesce(value, '')))
+begin
+  return pg_catalog.lower(extensions.unaccent('extensions.unaccent'::regdictionary, coalesce(search_normalize.value, '')));
+end
 $$;
 comment on function private.search_normalize(text) is
   'Search normalisation: unaccent with a pinned dictionary, then lower-case. Immutable so indexes can use it.';
@@ -74,14 +78,17 @@ grant execute on function private.search_normalize(text) to anon, authenticated;
 
 -- private.search_document
 -- Purpose: the weighted search document of one content row: title A, body B.
+-- plpgsql, not sql: as private.search_normalize.
 create or replace function private.search_document(title text, body text)
 returns tsvector
-language sql
+language plpgsql
 immutable parallel safe
 set search_path = ''
 as $$
-  select pg_catalog.setweight(pg_catalog.to_tsvector('pg_catalog.english'::regconfig, private.search_normalize(search_document.title)), 'A')
-      || pg_catalog.setweight(pg_catalog.to_tsvector('pg_catalog.english'::regconfig, private.search_normalize(search_document.body)), 'B')
+begin
+  return pg_catalog.setweight(pg_catalog.to_tsvector('pg_catalog.english'::regconfig, private.search_normalize(search_document.title)), 'A')
+      || pg_catalog.setweight(pg_catalog.to_tsvector('pg_catalog.english'::regconfig, private.search_normalize(search_document.body)), 'B');
+end
 $$;
 comment on function private.search_document(text,text) is
   'Weighted english tsvector of a content row: title at weight A, summary/description at weight B.';

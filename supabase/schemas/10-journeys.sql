@@ -226,17 +226,20 @@ grant execute on function private.caller_spark_states() to anon, authenticated;
 
 -- private.spark_progress_json
 -- Purpose: one spark_progress element of a journey: {spark_id, title, status, completed_at}.
+-- plpgsql, not sql: as private.search_normalize (04-content.sql).
 create or replace function private.spark_progress_json(title text, spark_id uuid, status text, completed_at timestamp with time zone)
 returns jsonb
-language sql
+language plpgsql
 immutable
 set search_path = ''
 as $$
-  select pg_catalog.jsonb_build_object(
+begin
+  return pg_catalog.jsonb_build_object(
     'spark_id', spark_progress_json.spark_id,
     'title', spark_progress_json.title,
     'status', spark_progress_json.status,
-    'completed_at', spark_progress_json.completed_at)
+    'completed_at', spark_progress_json.completed_at);
+end
 $$;
 comment on function private.spark_progress_json(text,uuid,text,timestamp with time zone) is
   'One spark_progress element {spark_id, title, status, completed_at} of a journey.';
@@ -750,6 +753,8 @@ grant execute on function private.journey_positions(uuid,uuid) to anon, authenti
 -- Returns: one row per visible enrollment: the app.journey_progress columns but the current
 --          concept's slug and title, plus spark_progress (jsonb array in trail order; null
 --          without with_sparks).
+-- Rows:    a learner's enrollments are a handful. Told the default (1,000), the planner joined
+--          the detail's current concept by hashing every concept of every snapshot, per request.
 create or replace function private.caller_journeys(enrollment uuid, with_sparks boolean)
 returns table(id uuid, user_id uuid, trail_id uuid, started_at timestamp with time zone, snapshot_id uuid,
               trail_slug text, trail_title text, trail_difficulty_level text, total_sparks integer,
@@ -758,6 +763,7 @@ returns table(id uuid, user_id uuid, trail_id uuid, started_at timestamp with ti
               current_concept_id uuid, spark_progress jsonb)
 language sql
 stable
+rows 10
 set search_path = ''
 as $$
   with states as materialized (

@@ -2,7 +2,7 @@
 -- card, each review reschedules it, the stored cards equal a replay of the history, and every
 -- card and review is its learner's alone.
 begin;
-select plan(27);
+select plan(30);
 
 select tests.create_user('alice');
 select tests.create_user('bob');
@@ -101,8 +101,22 @@ select tests.authenticate_as_service();
 select throws_ok($$ select api.record_review('e6100000-0000-4000-8000-000000000001', 'good') $$, 'PT403',
   'Service callers cannot use this endpoint', 'a service caller records no review: reviews are a learner''s');
 
--- as the owner: the stored cards are exactly a replay of every history.
+-- as the owner: one statement for several learners (a bulk write) gives each its card, and one
+-- statement voiding those completions removes exactly those cards.
 reset role;
+insert into app.learning_events (user_id, spark_id, verb, occurred_at)
+select tests.get_user_id(u), 'e6100000-0000-4000-8000-000000000003', 'completed', '2026-03-05T10:00:00Z'
+from unnest(array['alice', 'bob']) u;
+select is((select count(*)::int from app.review_cards where spark_id = 'e6100000-0000-4000-8000-000000000003'), 2,
+  'one statement completing a spark for two learners schedules both cards');
+create temporary table other_cards as select * from app.review_cards where spark_id <> 'e6100000-0000-4000-8000-000000000003';
+update app.learning_events set voided_at = now()
+where spark_id = 'e6100000-0000-4000-8000-000000000003' and verb = 'completed';
+select is((select count(*)::int from app.review_cards where spark_id = 'e6100000-0000-4000-8000-000000000003'), 0,
+  'voiding both completions in one statement removes both cards');
+select set_eq($$ select * from app.review_cards $$, $$ select * from other_cards $$, 'and leaves every other card as it was');
+
+-- as the owner: the stored cards are exactly a replay of every history.
 create temporary table stored_cards as select * from app.review_cards;
 select private.refresh_review_cards(array_agg(user_id), array_agg(spark_id)) from stored_cards;
 select set_eq($$ select * from app.review_cards $$, $$ select * from stored_cards $$, 'replaying every history gives the stored cards');
