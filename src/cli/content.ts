@@ -43,8 +43,6 @@ class UsageError extends Error {}
 
 /** Imports at least this large are followed by VACUUM ANALYZE of the content tables. */
 const VACUUM_FROM_SPARKS = 10_000;
-/** Connections the client opens at most: the import uses one; VACUUM runs on two at once. */
-const CONNECTIONS = 2;
 
 export interface CliIo {
   out: (text: string) => void | Promise<void>;
@@ -133,7 +131,7 @@ export async function runContentCli(argv: string[], io: CliIo = defaultIo, conne
         if (outcome.status === 'succeeded' && (outcome.counts?.sparks ?? 0) >= VACUUM_FROM_SPARKS) {
           const began = Date.now();
           progress.onEvent({ phase: 'vacuum', state: 'started' });
-          await vacuumContent(sql, CONNECTIONS);
+          await vacuumContent(sql);
           progress.onEvent({ phase: 'vacuum', state: 'finished', ms: Date.now() - began } satisfies ImportEvent);
         }
       } finally {
@@ -203,11 +201,11 @@ export interface Connection {
   close(): Promise<void>;
 }
 
-/** A client whose notices can be listened to; `stop` runs after it ends. */
+/** A one-connection client whose notices can be listened to; `stop` runs after it ends. */
 export function openConnection(url: string, stop: () => Promise<void> = async () => undefined): Connection {
   const listeners = new Set<(notice: postgres.Notice) => void>();
   const sql = postgres(url, {
-    max: CONNECTIONS,
+    max: 1,
     // No prepared statements: the CLI may run through a transaction pooler (docs/supabase.md).
     prepare: false,
     onnotice: (notice) => listeners.forEach((listener) => listener(notice)),

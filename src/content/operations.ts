@@ -166,21 +166,15 @@ export async function importBundle(sql: postgres.Sql, source: AsyncIterable<stri
  * catalog, so a table derived at import in the future is never left with stale statistics (a
  * hand-kept list missed seven, and a change list then hashed a whole snapshot's digests).
  */
-export async function vacuumContent(sql: postgres.Sql, connections = 1): Promise<void> {
-  // Largest first, each table its own statement: `connections` of them run at once (a backend
-  // each), and the big tables do not end up queued behind one another.
+export async function vacuumContent(sql: postgres.Sql): Promise<void> {
   const tables = await sql<{ name: string }[]>`
     select pg_catalog.format('%I.%I', n.nspname, c.relname) as name
     from pg_catalog.pg_class c
     join pg_catalog.pg_namespace n on n.oid = c.relnamespace
     where n.nspname = 'app' and c.relkind = 'r' and c.relname not in ('enrollments', 'content_imports')
       and exists (select from pg_catalog.pg_attribute a where a.attrelid = c.oid and a.attname = 'snapshot_id' and not a.attisdropped)
-    order by pg_catalog.pg_total_relation_size(c.oid) desc, c.relname`;
-  const queue = tables.map((t) => t.name);
-  const worker = async () => {
-    for (let table = queue.shift(); table; table = queue.shift()) await sql.unsafe(`vacuum (analyze) ${table}`);
-  };
-  await Promise.all(Array.from({ length: Math.max(1, connections) }, worker));
+    order by c.relname`;
+  await sql.unsafe(`vacuum (analyze) ${tables.map((t) => t.name).join(', ')}`);
 }
 
 export async function importBundleFile(sql: postgres.Sql, file: string, options: ImportOptions = {}): Promise<ImportOutcome> {

@@ -168,7 +168,7 @@ describe('content CLI', () => {
     });
 
     it('vacuums every table an import writes after a large import, the derived ones included, and not the learners\' enrollments', async () => {
-      await vacuumContent(db.sql, 2);
+      await vacuumContent(db.sql);
       const rows = await db.sql<{ relname: string }[]>`
         select relname from pg_stat_user_tables where schemaname = 'app' and last_analyze is not null`;
       const analyzed = rows.map((r) => r.relname);
