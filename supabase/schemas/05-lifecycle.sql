@@ -7,8 +7,7 @@
 --          same id, so journeys and links keep pointing at it across snapshots.
 -- Params:  kind (category, domain, trail, concept, spark, beacon), slug.
 -- Returns: uuid.
--- plpgsql, not sql: called once per row, and a SQL function with a SET clause is never inlined,
--- so each call starts an executor (about three times the cost of a plpgsql expression).
+-- plpgsql, not sql: as private.search_normalize (04-content.sql).
 create or replace function private.content_entity_id(kind text, slug text)
 returns uuid
 language plpgsql

@@ -434,7 +434,7 @@ create index review_cards_due on app.review_cards (user_id, due_at, spark_id);
 -- running it; so plpgsql (its plan is kept for the session, which a SQL function's is not before
 -- PostgreSQL 18) with one generic plan. Nothing in that plan grows faster than the pairs: index
 -- probes per pair, hashes over their rows, and the pairs left without history are a set
--- difference (a `not exists` over the history CTE scanned it once per pair: 45 s for 20,000).
+-- difference (a `not exists` over the history CTE scanned it once per pair: 39-47 s for 20,000).
 create or replace function private.refresh_review_cards(user_ids uuid[], spark_ids uuid[])
 returns void
 language plpgsql
