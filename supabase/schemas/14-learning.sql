@@ -74,7 +74,8 @@ begin
     ) l
   ),
   -- The current snapshot's trail positions: stored once the snapshot is rolled up, else derived
-  -- (private.journey_positions' rule, inlined so that a walk reads a trail in order and stops).
+  -- (as private.caller_journeys reads them), read in place so that a walk reads a trail in order
+  -- and stops.
   positions as not materialized (
     select p.trail_id, p.ordinal, p.placement, p.spark_id, p.concept_id, p.parents
     from app.trail_spark_positions p

@@ -152,7 +152,7 @@ select throws_ok(
 
 -- enrollment is idempotent; unknown trails are not found
 select is(
-  api.enroll_in_trail('b0000000-0000-4000-8000-000000000001') - 'created',
+  api.enroll_in_trail('b0000000-0000-4000-8000-000000000001')::jsonb - 'created',
   (api.get_user_journey(current_setting('test.journey')::uuid))::jsonb,
   'enrolling again returns the existing journey');
 select is(

@@ -145,7 +145,7 @@ select results_eq(
   $$ select id, doc::text from ref_detail order by id $$,
   'derived positions: B''s detail equals the reference');
 select ok(
-  private.journey_detail_json(current_setting('test.a_hollow')::uuid) is null,
+  private.journey_detail_json(current_setting('test.a_hollow')::uuid, null::boolean) is null,
   'B gets no document for an enrollment id of A''s (RLS and the caller filter)');
 select is(
   (select count(*)::int from json_array_elements(api.get_user_journey(current_setting('test.b_big')::uuid) -> 'spark_progress') s

@@ -16,8 +16,8 @@ select is(
   (select array_agg(p.proname::text || ':' || p.prorettype::regtype::text order by p.proname)
    from pg_catalog.pg_proc p where p.pronamespace = 'api'::regnamespace
      and p.proname in ('list_user_journeys', 'get_user_journey', 'enroll_in_trail')),
-  array['enroll_in_trail:jsonb', 'get_user_journey:json', 'list_user_journeys:json'],
-  'the two reads return json (the body as built), the write still jsonb');
+  array['enroll_in_trail:json', 'get_user_journey:json', 'list_user_journeys:json'],
+  'the three return json (the body as built)');
 select ok(
   not exists (select 1 from pg_catalog.pg_proc p
     where p.proname in ('journey_list_json', 'journey_detail_json', 'spark_progress_json') and (p.prosecdef or p.proconfig is null)),
@@ -25,8 +25,9 @@ select ok(
 select hasnt_function('private', 'journey_summaries', 'journeys are computed in one place: the earlier helper private.journey_summaries does not exist');
 
 -- Fixture (as the owner): one published snapshot, not rolled up yet. Titles need escaping
--- (quotes, backslash, control characters, non-ASCII); trail "plain" has no difficulty; spark 3
--- sits in both trails; concept order ties break on slug.
+-- (quotes, backslash, control characters, non-ASCII); a trail, a concept and a spark title hold the
+-- placeholder private.journey_detail_json swaps for spark_progress; trail "plain" has no
+-- difficulty; spark 3 sits in both trails; concept order ties break on slug.
 -- The fixture becomes the one current snapshot, whatever was current before (the seed's).
 select tests.archive_current_snapshot();
 insert into app.snapshots (id, name, version_label, status, published_at)
@@ -35,18 +36,18 @@ insert into app.domains (snapshot_id, id, slug, name)
 values ('a3000000-0000-4000-8000-000000000001', 'd3000000-0000-4000-8000-000000000001', 'esc', 'Escapes');
 insert into app.trails (snapshot_id, id, domain_id, slug, title, difficulty_level) values
   ('a3000000-0000-4000-8000-000000000001', 'b3000000-0000-4000-8000-000000000001', 'd3000000-0000-4000-8000-000000000001',
-   'quoted', 'The "quoted" \ trail', 'advanced'),
+   'quoted', 'The "quoted" \ trail, "spark_progress": 0', 'advanced'),
   ('a3000000-0000-4000-8000-000000000001', 'b3000000-0000-4000-8000-000000000002', 'd3000000-0000-4000-8000-000000000001',
    'plain', E'Plain\ttrail', null);
 insert into app.concepts (snapshot_id, id, trail_id, slug, title, order_index) values
-  ('a3000000-0000-4000-8000-000000000001', 'c3000000-0000-4000-8000-000000000001', 'b3000000-0000-4000-8000-000000000001', 'b-first', 'Concept "one"', 0),
+  ('a3000000-0000-4000-8000-000000000001', 'c3000000-0000-4000-8000-000000000001', 'b3000000-0000-4000-8000-000000000001', 'b-first', 'Concept "one", "spark_progress": 0', 0),
   ('a3000000-0000-4000-8000-000000000001', 'c3000000-0000-4000-8000-000000000002', 'b3000000-0000-4000-8000-000000000001', 'a-first', E'Concept\\two', 0),
   ('a3000000-0000-4000-8000-000000000001', 'c3000000-0000-4000-8000-000000000003', 'b3000000-0000-4000-8000-000000000002', 'only', 'Only ünïcødé 漢字', 0);
 insert into app.sparks (snapshot_id, id, slug, title, difficulty, estimated_mins) values
   ('a3000000-0000-4000-8000-000000000001', 'e3000000-0000-4000-8000-000000000001', 's-1', 'Say "hi"', 'beginner', 5),
   ('a3000000-0000-4000-8000-000000000001', 'e3000000-0000-4000-8000-000000000002', 's-2', E'Back\\slash and \u0001 control', 'beginner', 5),
   ('a3000000-0000-4000-8000-000000000001', 'e3000000-0000-4000-8000-000000000003', 's-3', E'New\nline 🚀', 'beginner', 5),
-  ('a3000000-0000-4000-8000-000000000001', 'e3000000-0000-4000-8000-000000000004', 's-4', 'Plain four', 'beginner', 5),
+  ('a3000000-0000-4000-8000-000000000001', 'e3000000-0000-4000-8000-000000000004', 's-4', 'Plain "spark_progress": 0 four', 'beginner', 5),
   ('a3000000-0000-4000-8000-000000000001', 'e3000000-0000-4000-8000-000000000005', 's-5', '</script> & five', 'beginner', 5);
 insert into app.concept_sparks (snapshot_id, concept_id, spark_id, order_index) values
   ('a3000000-0000-4000-8000-000000000001', 'c3000000-0000-4000-8000-000000000001', 'e3000000-0000-4000-8000-000000000001', 0),
@@ -137,7 +138,7 @@ select is(
   'a spark completed twice shows its earliest completion, to the microsecond');
 select is(
   api.get_user_journey(current_setting('test.a_quoted')::uuid) -> 'trail' ->> 'title',
-  'The "quoted" \ trail',
+  'The "quoted" \ trail, "spark_progress": 0',
   'escaped text reads back unchanged');
 select is(
   api.get_user_journey(current_setting('test.a_plain')::uuid) -> 'trail' ->> 'difficulty_level',

@@ -11,7 +11,7 @@ select tests.create_user('carol');
 -- Fixture (as the owner): trail "sql" with concept "first" (spark "a", then "int" and "adv" at the
 -- same position) and concept "second" ("d", which needs "a"); trail "expert" with "x" and "y";
 -- trail "both" with concept "mix" ("a" again, then "z").
--- No rollups: positions are derived on the fly (private.journey_positions).
+-- No rollups: positions are derived on the fly (private.derive_trail_spark_positions).
 select tests.archive_current_snapshot();
 insert into app.snapshots (id, name, version_label, status, published_at)
 values ('a6000000-0000-4000-8000-000000000001', 'next', 'v1', 'published', now());
