@@ -3,8 +3,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../scripts/test-database.js';
+import { sharedBuffersMb } from '../../src/db/embedded.js';
 import { root, startServer } from '../helpers/server-process.js';
 
 const postmasterPid = (dataDir: string) => Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
@@ -34,6 +36,12 @@ describe('server lifecycle with the embedded database', () => {
     expect(first.lines.find((l) => l.msg === 'database ready')).toMatchObject({ embedded: true });
     expect((first.lines.find((l) => l.msg === 'database ready')?.migrations_applied as number) > 0).toBe(true);
     expect((await fetch(`${first.baseUrl}/metadata/health`)).status).toBe(200);
+    // Sized as Supabase sizes an instance's (src/db/embedded.ts), not PostgreSQL's 128 MB.
+    const admin = postgres(`postgres://postgres:postgres@127.0.0.1:${env.EMBEDDED_PG_PORT}/postgres`, { max: 1 });
+    const [buffers] = await admin`select setting::bigint * 8192 / 1048576 as mb from pg_settings where name = 'shared_buffers'`;
+    await admin.end();
+    expect(Number(buffers.mb)).toBe(sharedBuffersMb());
+    expect(Number(buffers.mb) * 4 * 2 ** 20).toBeLessThanOrEqual(Math.max(os.totalmem(), 512 * 2 ** 20));
 
     // Crash: the API dies without stopping its postgres.
     const orphan = postmasterPid(dataDir);
