@@ -745,6 +745,8 @@ async function main() {
           x10_p95_ms: m.p95_ms,
           ratio: m.p95_ms / base.p95_ms,
           x10_hit_rate: counter?.result(m.requests).hit_rate,
+          x10_rps: m.rps,
+          x10_cpu: m.cpu,
         };
       }
     }

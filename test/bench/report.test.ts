@@ -33,6 +33,19 @@ describe('bench report: growth rows', () => {
   });
 });
 
+describe('bench report: growth table', () => {
+  it('sets the 10x run\'s throughput and CPU beside the base run\'s, and a dash where a run did not record them', () => {
+    const r = recorded();
+    if (!r.growth.run) throw new Error('the recorded run has a growth run');
+    const base = r.families.find((f) => f.name === 'learning.next')!.byConnections[8]!.api;
+    r.growth.ratios['learning.next'] = { base_p95_ms: 10, x10_p95_ms: 20, ratio: 2, x10_rps: 1234.4, x10_cpu: { api: 0.5, postgres: 1.25, client: 0.1 } };
+    r.growth.ratios['learning.reviews'] = { base_p95_ms: 10, x10_p95_ms: 20, ratio: 2 };
+    const table = (family: string) => writeReport(r).split('\n').find((line) => line.startsWith(`| ${family} | 10.00 | 20.00 |`));
+    expect(table('learning.next')).toBe(`| learning.next | 10.00 | 20.00 | 2.00 | ${Math.round(base.rps)} / 1234 | ${base.cpu.api!.toFixed(2)} / ${base.cpu.postgres.toFixed(2)} | 0.50 / 1.25 |`);
+    expect(table('learning.reviews')).toMatch(/ \/ – \| .* \| – \|$/);
+  });
+});
+
 describe('bench report: import row', () => {
   const importRow = (report: string) => report.split('\n').find((line) => line.startsWith('| import and promote ≤ 30 s |'));
 
