@@ -738,6 +738,7 @@ async function main() {
       await runWrk(api.baseUrl, file, 8, opts.warmupSeconds, mode, write(i++));
       const counter = p.snapshot ? snapshotCacheCounter(bigStatsSql, p.snapshot.functions) : undefined;
       const m = await measure(() => runWrk(api.baseUrl, file, 8, opts.runSeconds, mode, write(i++)), pids(), counter?.window);
+      if (m.errors) log(`growth ${p.family.name}: ${m.errors} of ${m.requests} responses failed at 10x`);
       const base = results.find((r) => r.name === p.family.name)?.byConnections[8]?.api;
       if (base) {
         ratios[p.family.name] = {
@@ -747,6 +748,8 @@ async function main() {
           x10_hit_rate: counter?.result(m.requests).hit_rate,
           x10_rps: m.rps,
           x10_cpu: m.cpu,
+          x10_errors: m.errors,
+          x10_requests: m.requests,
         };
       }
     }

@@ -25,6 +25,18 @@ describe('bench report: growth rows', () => {
     expect(row).not.toContain('grows with the catalog');
   });
 
+  it('gives no growth verdict where the 10x run had failed responses, and counts them in their own row', () => {
+    const r = recorded();
+    if (!r.growth.run) throw new Error('the recorded run has a growth run');
+    r.growth.ratios['snapshots.changes'] = { base_p95_ms: 10, x10_p95_ms: 5, ratio: 0.5, x10_errors: 6949, x10_requests: 8500 };
+    r.growth.ratios['learning.next'] = { base_p95_ms: 10, x10_p95_ms: 12, ratio: 1.2, x10_errors: 0, x10_requests: 9000 };
+    const report = writeReport(r).split('\n');
+    expect(report).toContain('| 0 errors at 10x | snapshots.changes | 6,949 of 8,500 | **missed** |');
+    expect(growthRow(report.join('\n'), 'snapshots.changes')).toBe('| p95 growth 10x/1x ≤ 1.5 | snapshots.changes | 0.50 | **not measured** (the 10x run had failed responses) |');
+    expect(report).toContain('| 0 errors at 10x | learning.next | 0 of 9,000 | met |');
+    expect(growthRow(report.join('\n'), 'learning.next')).toContain('| 1.20 | met (margin 0.30) |');
+  });
+
   it('names no cause for a family outside the body cache', () => {
     const r = recorded();
     if (!r.growth.run) throw new Error('the recorded run has a growth run');
