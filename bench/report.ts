@@ -617,7 +617,8 @@ importing the dataset and preparing the mixes: about 75 minutes for the full run
   import) into a second database of the same cluster, signs the learners in there, restarts the API on it
   and re-measures every family but the single-use auth ones on its varied mix at 8 connections; the ratio is
   p95(10x) / p95(base). For snapshot content the body-cache hit rate of both runs is counted the same
-  way: a larger catalog has more distinct calls, so more of its requests are misses.
+  way: a larger catalog has more distinct calls, so more of its requests are misses. Failed responses
+  are counted too: a p95 over them is no growth figure, so a family with any gets none.
 - **EXPLAIN**: for the families that miss their p95 target (at least the three slowest), the most popular
   variant runs in a rolled-back transaction with auto_explain (analyze, buffers, nested statements,
   log level notice), so the plans inside the api functions are shown, slowest statements first.
