@@ -412,9 +412,9 @@ export function writeReport(r: BenchResults): string {
     out.push(`Source: ${r.growth.source}.`, '');
     out.push(Object.entries(r.growth.dataset).map(([k, v]) => `${k} ${v.toLocaleString('en')}`).join(' · '), '');
     out.push('| family | p95 base ms | p95 10x ms | ratio | req/s base / 10x | CPU api / pg base | CPU api / pg 10x |', '|---|---:|---:|---:|---|---|---|');
+    const cores = (cpu?: Measurement['cpu']) => (cpu ? `${f2(cpu.api ?? 0)} / ${f2(cpu.postgres)}` : '–');
     for (const [name, g] of Object.entries(r.growth.ratios)) {
       const base = r.families.find((f) => f.name === name)?.byConnections[8]?.api;
-      const cores = (cpu?: Measurement['cpu']) => (cpu ? `${f2(cpu.api ?? 0)} / ${f2(cpu.postgres)}` : '–');
       const rps = `${base ? Math.round(base.rps) : '–'} / ${g.x10_rps === undefined ? '–' : Math.round(g.x10_rps)}`;
       out.push(`| ${name} | ${f2(g.base_p95_ms)} | ${f2(g.x10_p95_ms)} | ${f2(g.ratio)} | ${rps} | ${cores(base?.cpu)} | ${cores(g.x10_cpu)} |`);
     }
