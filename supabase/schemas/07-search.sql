@@ -1438,37 +1438,31 @@ comment on function private.search_facets(private.search_count[], text, text) is
   'A search''s total and facets (types ignoring the type filter, difficulties ignoring the difficulty filter) from its match counts by type and difficulty.';
 grant execute on function private.search_facets(private.search_count[], text, text) to anon, authenticated;
 
--- private.search_relaxed
--- Purpose: the text a search runs on when `normalized` matches nothing in the snapshot as typed:
---          its typo correction (private.search_correct) when that matches, else the longest run
---          of its leading words (the correction's, when there is one) that matches: the matching
---          strategy "last", Meilisearch's default. Null when nothing matches that way either
---          (then the caller falls back to trigram similarity on titles). Each try is one GIN
---          probe per table (private.search_has_match), so words that never meet in one row cost
---          a few probes instead of a trigram pass over every title.
--- Params:  snapshot (null: no relaxing), normalized (private.search_normalize'd, trimmed, and
---          matching nothing as typed).
--- Returns: text or null.
-create or replace function private.search_relaxed(snapshot uuid, normalized text)
+-- private.search_leading_words
+-- Purpose: the longest run of leading words of `normalized` that matches in the snapshot (the
+--          matching strategy "last", Meilisearch's default), for a text that matches nothing as
+--          a whole: "window functions kubernetes" -> "window functions". The first word is never
+--          dropped. Each try is one GIN probe per table (private.search_has_match), so words that
+--          never meet in one row cost a few probes instead of a trigram pass over every title.
+-- Params:  snapshot (null: no shortening), normalized (private.search_normalize'd, trimmed, and
+--          matching nothing as a whole). Websearch syntax (quotes, or, -word) is the caller's
+--          own: such a text is never shortened.
+-- Returns: text or null (no shorter run matches).
+create or replace function private.search_leading_words(snapshot uuid, normalized text)
 returns text
 language plpgsql
 stable
 set search_path = ''
 as $$
 declare
-  corrected text := private.search_correct(search_relaxed.snapshot, search_relaxed.normalized);
   words text[];
 begin
-  if corrected is not null and private.search_has_match(search_relaxed.snapshot, private.search_query(corrected)) then
-    return corrected;
-  end if;
-  -- websearch syntax (quotes, or, -word) is the caller's own: never relaxed
-  if search_relaxed.snapshot is null or search_relaxed.normalized !~ '^[[:alnum:][:space:]]+$' then
+  if search_leading_words.snapshot is null or search_leading_words.normalized !~ '^[[:alnum:][:space:]]+$' then
     return null;
   end if;
-  words := pg_catalog.regexp_split_to_array(coalesce(corrected, search_relaxed.normalized), '\s+');
+  words := pg_catalog.regexp_split_to_array(search_leading_words.normalized, '\s+');
   for kept in reverse pg_catalog.cardinality(words) - 1 .. 1 loop
-    if private.search_has_match(search_relaxed.snapshot,
+    if private.search_has_match(search_leading_words.snapshot,
                                 private.search_query(pg_catalog.array_to_string(words[1:kept], ' '))) then
       return pg_catalog.array_to_string(words[1:kept], ' ');
     end if;
@@ -1476,16 +1470,16 @@ begin
   return null;
 end
 $$;
-comment on function private.search_relaxed(uuid, text) is
-  'The text a search runs on when q matches nothing as typed: its typo correction, else its longest matching run of leading words (matching strategy "last"); null when nothing matches that way.';
-grant execute on function private.search_relaxed(uuid, text) to anon, authenticated;
+comment on function private.search_leading_words(uuid, text) is
+  'The longest run of leading words of a search text that matches in a snapshot (matching strategy "last"; the first word is kept); null when none does.';
+grant execute on function private.search_leading_words(uuid, text) to anon, authenticated;
 
 -- api.search_content
 -- A query matching exactly one lexeme of the snapshot's vocabulary reads its totals, facets and
 -- candidates from the search figures above instead of from every match.
--- A query that matches nothing as typed is relaxed (private.search_relaxed: its typo correction,
--- else its longest matching run of leading words); when that matches, it is searched instead and
--- meta.corrected_query names it.
+-- A query that matches nothing as typed is relaxed: its typo correction (private.search_correct)
+-- is searched, then, when that matches nothing either, its longest matching run of leading words
+-- (private.search_leading_words); meta.corrected_query names the text searched.
 -- Purpose: full-text search across sparks, concepts, trails and domains of the selected snapshot.
 -- Params:  q (1..200 characters after trimming), type (spark|concept|trail|domain, optional),
 --          difficulty (beginner|intermediate|advanced|expert, optional: sparks by difficulty,
@@ -1511,7 +1505,8 @@ as $$
 declare
   caller_role constant text := private.authorize('search_content');
   rank_cap constant integer := 1000;
-  normalized text := pg_catalog.btrim(private.search_normalize(search_content.q));
+  typed constant text := pg_catalog.btrim(private.search_normalize(search_content.q));
+  normalized text := typed;
   snapshot uuid;
   query tsquery;
   fuzzy boolean := false;
@@ -1526,8 +1521,9 @@ declare
   candidates private.search_candidate[] := '{}';
   -- whether the general path matched anything (before the type and difficulty filters)
   found_any boolean := false;
-  -- whether the text was relaxed already (once at most)
-  relaxed boolean := false;
+  -- the text searched: typed, corrected, shortened (leading words); then titles by trigram
+  stage text := 'typed';
+  retry text;
 begin
   if search_content.q is null or pg_catalog.char_length(pg_catalog.btrim(search_content.q)) not between 1 and 200 then
     raise exception using errcode = '22023', message = 'q must be 1 to 200 characters',
@@ -1543,11 +1539,12 @@ begin
 
   snapshot := private.resolve_snapshot_id(search_content.snapshot_id);
 
-  -- Runs once, or twice when nothing matches as typed: then the text is relaxed (typo correction,
-  -- then fewer words: private.search_relaxed, named by meta.corrected_query) or, when nothing
-  -- relaxed matches and the words mean something (not only stop words), titles are matched by
-  -- trigram similarity. Whether anything matched is known from the search itself, not from a
-  -- probe before it: a probe of two common words costs as much as the search.
+  -- Runs once, or again while nothing matches: the text as typed, its typo correction, its
+  -- longest matching run of leading words (each named by meta.corrected_query), then, when the
+  -- typed words mean something (not only stop words), titles by trigram similarity. Whether
+  -- anything matched is known from the search itself, not from a probe before it: a probe of
+  -- two common words costs as much as the search (at 500,000 sparks, probing a corrected word
+  -- before searching it cost 50-70 ms of a 60-80 ms typo search).
   loop
     -- The query of the text as typed, or as relaxed; the trigram pass keeps the last one.
     if not fuzzy then
@@ -1615,16 +1612,27 @@ begin
       found_any := pg_catalog.cardinality(counts) > 0;
     end if;
 
-    exit when found_any or lexeme_matches = 1 or fuzzy or relaxed or pg_catalog.numnode(query) = 0;
-    relaxed := true;
-    corrected := private.search_relaxed(snapshot, normalized);
-    if corrected is not null then
-      normalized := corrected;
-    elsif pg_catalog.char_length(normalized) >= 3 then
-      fuzzy := true;
-    else
-      exit;
+    exit when found_any or lexeme_matches = 1 or fuzzy or (stage = 'typed' and pg_catalog.numnode(query) = 0);
+    -- Nothing matched: the next text to search.
+    retry := null;
+    if stage = 'typed' then
+      retry := private.search_correct(snapshot, typed);
+      stage := 'corrected';
     end if;
+    if retry is null and stage = 'corrected' then
+      retry := private.search_leading_words(snapshot, coalesce(corrected, typed));
+      stage := 'shortened';
+    end if;
+    if retry is not null then
+      corrected := retry;
+      normalized := retry;
+      continue;
+    end if;
+    -- nothing relaxed matches: titles by trigram similarity to the text as typed
+    corrected := null;
+    normalized := typed;
+    exit when pg_catalog.char_length(typed) < 3;
+    fuzzy := true;
   end loop;
 
   select f.total, f.types, f.difficulties into total, type_counts, level_counts

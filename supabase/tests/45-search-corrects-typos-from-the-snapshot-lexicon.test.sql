@@ -148,19 +148,16 @@ select is(private.search_correct('45000000-0000-0000-0000-000000000001', 'kubren
   'a draft''s words never correct a query of another snapshot');
 select is(private.search_correct('45000000-0000-0000-0000-000000000002', 'kubrenetes'), 'kubernetes', 'the draft''s own words correct its queries');
 
--- Relaxing a query that matches nothing: its correction, else its leading words (matching strategy "last").
-select is(private.search_relaxed('45000000-0000-0000-0000-000000000001', 'recursoin'), 'recursion', 'a misspelled query relaxes to its correction');
-select is(private.search_relaxed('45000000-0000-0000-0000-000000000001', 'unit testing custard'), 'unit testing',
+-- A query that matches nothing as a whole keeps its longest matching run of leading words (matching strategy "last").
+select is(private.search_leading_words('45000000-0000-0000-0000-000000000001', 'unit testing custard'), 'unit testing',
   'words that never meet in one row: the last ones are dropped until the rest matches');
-select is(private.search_relaxed('45000000-0000-0000-0000-000000000001', 'unit custard brulee'), 'unit',
+select is(private.search_leading_words('45000000-0000-0000-0000-000000000001', 'unit custard brulee'), 'unit',
   'several words may be dropped, the last first');
-select is(private.search_relaxed('45000000-0000-0000-0000-000000000001', 'recursoin custard'), 'recursion',
-  'words are dropped from the corrected text');
-select is(private.search_relaxed('45000000-0000-0000-0000-000000000001', 'zzzz recursion'), null,
-  'the first word is never dropped: when it matches nothing, nothing is relaxed');
-select is(private.search_relaxed('45000000-0000-0000-0000-000000000001', '"unit custard"'), null, 'websearch syntax is never relaxed');
-select is(private.search_relaxed('45000000-0000-0000-0000-000000000001', 'kubernetes pods'), null,
-  'a draft''s words never relax a query of another snapshot');
+select is(private.search_leading_words('45000000-0000-0000-0000-000000000001', 'zzzz recursion'), null,
+  'the first word is never dropped: when it matches nothing, nothing is kept');
+select is(private.search_leading_words('45000000-0000-0000-0000-000000000001', '"unit custard"'), null, 'websearch syntax is never shortened');
+select is(private.search_leading_words('45000000-0000-0000-0000-000000000001', 'kubernetes pods'), null,
+  'a draft''s words never shorten a query of another snapshot');
 
 -- private.search_has_match and private.search_matches
 select is(array[private.search_has_match('45000000-0000-0000-0000-000000000001', private.search_query('custard crust')),
@@ -201,6 +198,10 @@ select is(api.search_content('recursiooonn') -> 'data' -> 0 ->> 'slug' || coales
 select is(api.search_content('kubrenetes') -> 'data', '[]'::jsonb, 'search in the current snapshot never corrects to a draft''s words');
 select is(api.search_content('unit testing custard') #>> '{meta,corrected_query}', 'unit testing',
   'search for words that never meet names the words it kept in meta.corrected_query');
+select is(api.search_content('recursoin custard') #>> '{meta,corrected_query}', 'recursion',
+  'a correction that matches nothing as a whole keeps its leading words that match');
+select ok(not (api.search_content('zzzz recursoin') -> 'meta' ? 'corrected_query'),
+  'when neither the correction nor its leading words match, the trigram fallback answers the text as typed');
 select is(api.search_content('kubrenetes', snapshot_id => '45000000-0000-0000-0000-000000000002') #>> '{data,0,slug}', 'kubernetes',
   'search in a selected draft corrects to the draft''s own words');
 select is(api.list_search_suggestions('tesitng'),
