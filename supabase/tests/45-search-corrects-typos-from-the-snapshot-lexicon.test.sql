@@ -3,7 +3,7 @@
 -- corrected only within its typo budget and only to words of the selected snapshot, exact matches
 -- come before prefixes before corrections, and meta.corrected_query names the correction.
 begin;
-select plan(75);
+select plan(77);
 
 -- The fixture becomes the one current snapshot, whatever was current before (the seed's).
 select tests.archive_current_snapshot();
@@ -174,6 +174,14 @@ select is((select array_agg(m.difficulty) from private.search_matches('45000000-
   array['intermediate'], 'search_matches keeps one type and difficulty when asked');
 select is((select count(*)::integer from private.search_matches('45000000-0000-0000-0000-000000000001', private.search_query('tests'), 'tests', false, 'concept') m),
   0, 'search_matches of another type reads nothing');
+select is((select array_agg(m.snapshot_id::text order by m.snapshot_id)
+             from private.search_matches(null, private.search_query('kubernetes or recursion'), 'kubernetes or recursion', false) m
+            where m.snapshot_id::text like '45000000-%'),
+  array['45000000-0000-0000-0000-000000000001', '45000000-0000-0000-0000-000000000002'],
+  'with no snapshot (nothing published yet) search_matches reads every snapshot');
+select is((select array_agg(m.snapshot_id::text) from private.search_matches(null, null, 'kubernetes pods', true) m
+            where m.snapshot_id::text like '45000000-%'),
+  array['45000000-0000-0000-0000-000000000002'], 'and so does its trigram pass on titles');
 
 -- private.suggest_similar_titles: titles holding a lexicon word close to one typed word
 select is(private.suggest_similar_titles('45000000-0000-0000-0000-000000000001', 'testi', 5, '[]'),
