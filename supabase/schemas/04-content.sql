@@ -41,6 +41,22 @@ end
 $$;
 grant execute on function private.require_difficulty(text,text) to anon, authenticated;
 
+-- A text argument that names an entity by slug or by id, as a uuid when it has a uuid's shape
+-- (any case), else null. Cast in a CASE, never beside the check in a query's WHERE: SQL does
+-- not evaluate `and` in order, so a plan may cast a slug there and fail.
+create or replace function private.uuid_or_null(value text)
+returns uuid
+language sql
+immutable
+set search_path = ''
+as $$
+  select case when uuid_or_null.value ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+              then uuid_or_null.value::uuid end
+$$;
+comment on function private.uuid_or_null(text) is
+  'The text as a uuid when it has a uuid''s shape (any case), else null.';
+grant execute on function private.uuid_or_null(text) to anon, authenticated;
+
 -- The six pagination fields.
 create or replace function private.page_meta(total bigint, page integer, per_page integer)
 returns jsonb

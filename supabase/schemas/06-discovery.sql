@@ -689,10 +689,9 @@ set plan_cache_mode to 'force_custom_plan'
 as $$
 declare
   found app.domains;
-  as_id uuid;
+  as_id uuid := private.uuid_or_null(find_domain.slug_or_id);
 begin
-  if find_domain.slug_or_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
-    as_id := find_domain.slug_or_id::uuid;
+  if as_id is not null then
     select d.* into found from app.domains d
     where (find_domain.sid is null or d.snapshot_id = find_domain.sid) and d.id = as_id
     limit 1;

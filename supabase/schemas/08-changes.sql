@@ -495,7 +495,7 @@ declare
   caller_role constant text := private.authorize('list_snapshot_changes');
   newer uuid := private.resolve_snapshot_id(list_snapshot_changes.snapshot_id);
   older uuid;
-  trail_as_id uuid;
+  trail_as_id uuid := private.uuid_or_null(list_snapshot_changes.trail);
   trail_entity uuid;
   result json;
 begin
@@ -516,11 +516,8 @@ begin
   end if;
   if list_snapshot_changes.trail is not null then
     -- A slug names the trail in the newer snapshot, else in the older; an id is the entity id.
-    -- The cast is guarded here, not in the query: SQL does not evaluate `and` in order, and a
-    -- plan using the id index casts every slug (2,000 trails: "trail-000326" failed as a uuid).
-    if list_snapshot_changes.trail ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
-      trail_as_id := list_snapshot_changes.trail::uuid;
-    end if;
+    -- trail_as_id is cast before the query, not in it: a plan using the id index cast every
+    -- slug there (2,000 trails: "trail-000326" failed as a uuid).
     select t.id into trail_entity
     from app.trails t
     where t.snapshot_id in (newer, older)

@@ -808,9 +808,8 @@ set search_path = ''
 as $$
   select case
     when xapi_statement_id.idempotency_key is null then xapi_statement_id.event_id
-    when xapi_statement_id.idempotency_key ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
-      then pg_catalog.lower(xapi_statement_id.idempotency_key)::uuid
-    else private.xapi_uuid(xapi_statement_id.user_id || ':' || xapi_statement_id.idempotency_key)
+    else coalesce(private.uuid_or_null(xapi_statement_id.idempotency_key),
+                  private.xapi_uuid(xapi_statement_id.user_id || ':' || xapi_statement_id.idempotency_key))
   end
 $$;
 comment on function private.xapi_statement_id(uuid, text, uuid) is

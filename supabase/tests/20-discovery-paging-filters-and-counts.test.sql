@@ -1,7 +1,20 @@
 -- The public catalog functions: paging math of /discovery/all, filters, derived counts,
 -- related-domain fallback, snapshot selection and what anon may do.
 begin;
-select plan(25);
+select plan(27);
+
+-- ---------------------------------------------------------------------------------------------
+-- An entity named by slug or id
+-- ---------------------------------------------------------------------------------------------
+
+select is(array[private.uuid_or_null('b1500000-0000-4000-8000-00000000000a'), private.uuid_or_null('B1500000-0000-4000-8000-00000000000A')],
+  array['b1500000-0000-4000-8000-00000000000a', 'b1500000-0000-4000-8000-00000000000a']::uuid[],
+  'a uuid in either case is that uuid');
+select is(array[private.uuid_or_null('trail-000326'), private.uuid_or_null('b1500000-0000-4000-8000-00000000000'),
+                private.uuid_or_null(' b1500000-0000-4000-8000-00000000000a'), private.uuid_or_null('b15000000000400080000000000000000a'),
+                private.uuid_or_null('g1500000-0000-4000-8000-00000000000a'), private.uuid_or_null(null)],
+  array[null, null, null, null, null, null]::uuid[],
+  'a slug, a short or padded uuid, one without hyphens, a non-hex digit and null are no uuid, and never an error');
 
 -- ---------------------------------------------------------------------------------------------
 -- Paging math
