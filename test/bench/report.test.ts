@@ -72,3 +72,25 @@ describe('bench report: import row', () => {
     expect(importRow(writeReport(r))).toBeUndefined();
   });
 });
+
+const p95Row = (report: string, family: string) =>
+  report.split('\n').find((line) => line.startsWith(`| p95 ≤ `) && line.includes(` at 8 connections | ${family} |`));
+
+describe('bench report: p95 rows', () => {
+  it('gives the CPU per request the target would need when the run kept every core busy', () => {
+    const r = recorded();
+    const at8 = r.families.find((f) => f.name === 'learning.next')!.byConnections[8]!;
+    // 1,000 req/s on 2 busy cores: 2,000 µs a request; p95 20 ms against 10 asks for half of it
+    Object.assign(at8.api, { rps: 1000, p95_ms: 20, cpu: { api: 0.4, postgres: 1.5, client: 0.1 } });
+    expect(p95Row(writeReport(r), 'learning.next')).toContain('the machine was busy (2.00 of 2 cores), where latency grows with the CPU each request costs: 2000 µs measured (API, Postgres and load generator), about 1000 µs would meet the target) |');
+  });
+
+  it('gives no CPU figure when the machine had idle cores', () => {
+    const r = recorded();
+    const at8 = r.families.find((f) => f.name === 'learning.next')!.byConnections[8]!;
+    Object.assign(at8.api, { rps: 1000, p95_ms: 20, cpu: { api: 0.3, postgres: 0.9, client: 0.1 } });
+    const row = p95Row(writeReport(r), 'learning.next');
+    expect(row).toContain('**missed**');
+    expect(row).not.toContain('machine was busy');
+  });
+});
