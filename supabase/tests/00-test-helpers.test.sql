@@ -227,6 +227,30 @@ as $$
 $$;
 comment on function tests.archive_current_snapshot() is 'Archives the current snapshot, if any, so a test fixture can be current; returns its id.';
 
+-- tests.insert_titled_content(snapshot, domain_id, titles) returns void
+-- Content rows of a snapshot carrying the given titles, for search and autocomplete fixtures: a
+-- spark per title, a trail per 50th (in the domain, which must exist) and a concept per 20th
+-- (on the first trail), so every content type holds some of the titles and the sparks all.
+create function tests.insert_titled_content(snapshot uuid, domain_id uuid, titles text[])
+returns void
+language sql
+set search_path = ''
+as $$
+  insert into app.trails (snapshot_id, id, domain_id, slug, title, description, difficulty_level)
+  select insert_titled_content.snapshot, extensions.gen_random_uuid(), insert_titled_content.domain_id, 'trail-' || i, insert_titled_content.titles[i], 'A trail', 'beginner'
+  from pg_catalog.generate_subscripts(insert_titled_content.titles, 1) i where i % 50 = 0;
+  insert into app.concepts (snapshot_id, id, trail_id, slug, title, description, order_index)
+  select insert_titled_content.snapshot, extensions.gen_random_uuid(),
+         (select t.id from app.trails t where t.snapshot_id = insert_titled_content.snapshot order by t.slug limit 1),
+         'concept-' || i, insert_titled_content.titles[i], 'A concept', i
+  from pg_catalog.generate_subscripts(insert_titled_content.titles, 1) i where i % 20 = 0;
+  insert into app.sparks (snapshot_id, id, slug, title, summary, difficulty, estimated_mins)
+  select insert_titled_content.snapshot, extensions.gen_random_uuid(), 'spark-' || i, insert_titled_content.titles[i], 'A spark', 'beginner', 5
+  from pg_catalog.generate_subscripts(insert_titled_content.titles, 1) i;
+$$;
+comment on function tests.insert_titled_content(uuid, uuid, text[]) is
+  'Inserts sparks (every title), trails (every 50th) and concepts (every 20th) with the given titles into a snapshot.';
+
 -- Only the test roles and the owner call the helpers.
 revoke all on all functions in schema tests from public;
 grant execute on function tests.authenticate_as(text, jsonb, text[]), tests.clear_authentication(),

@@ -24,18 +24,8 @@ from (select array['Data', 'Database', 'Pandata', 'do', 'Doing', 'dodo', 'A/B', 
 insert into app.domains (snapshot_id, id, slug, name, description, is_published)
 values ('44000000-0000-0000-0000-000000000000', '44000000-0000-0000-0000-0000000000d1', 'data-do', 'Data do Data', 'A domain', true),
        ('44000000-0000-0000-0000-000000000000', '44000000-0000-0000-0000-0000000000d2', 'eclair', 'Éclair Data', 'Another', true);
-insert into app.trails (snapshot_id, id, domain_id, slug, title, description, difficulty_level)
-select '44000000-0000-0000-0000-000000000000', extensions.gen_random_uuid(), '44000000-0000-0000-0000-0000000000d1',
-       'trail-' || f.i, f.title, 'A trail', 'beginner'
-from fixture_titles f where f.i % 50 = 0;
-insert into app.concepts (snapshot_id, id, trail_id, slug, title, description, order_index)
-select '44000000-0000-0000-0000-000000000000', extensions.gen_random_uuid(),
-       (select t.id from app.trails t where t.snapshot_id = '44000000-0000-0000-0000-000000000000' order by t.slug limit 1),
-       'concept-' || f.i, f.title, 'A concept', f.i
-from fixture_titles f where f.i % 20 = 0;
-insert into app.sparks (snapshot_id, id, slug, title, summary, difficulty, estimated_mins)
-select '44000000-0000-0000-0000-000000000000', extensions.gen_random_uuid(), 'spark-' || f.i, f.title, 'A spark', 'beginner', 5
-from fixture_titles f;
+select tests.insert_titled_content('44000000-0000-0000-0000-000000000000', '44000000-0000-0000-0000-0000000000d1',
+  array(select f.title from fixture_titles f order by f.i));
 
 -- The rows the table must hold, recounted the general route's way: every two-letter or -digit
 -- substring of a normalised title that starts a word after the title's beginning.

@@ -21,7 +21,7 @@ select is(private.search_title_words('ωmega дата 日本語 l ete'), $$'ete'
 -- words before punctuation, digits, accents and case, letters unaccent keeps, repeated words,
 -- the same title on several rows and types.
 insert into app.snapshots (id, name, version_label, status, published_at)
-values ('47000000-0000-0000-0000-000000000000', 'word prefix fixture', 'v47', 'archived', now());
+values ('49000000-0000-0000-0000-000000000000', 'word prefix fixture', 'v49', 'archived', now());
 create temporary table fixture_titles as
 select i, pg_catalog.concat_ws(' ', w[1 + i % n], pg_catalog.substr(pg_catalog.md5(i::text), 1, 3 + i % 6), w[1 + (i * 7) % n],
          case when i % 3 = 0 then w[1 + (i * 11) % n] end, case when i % 5 = 0 then (100 + i % 40)::text end) as title
@@ -32,27 +32,17 @@ from (select array['Data', 'Database', 'Pandata', 'Install', 'incremental', '"Qu
      lateral (select pg_catalog.array_length(words.w, 1) as n) len,
      generate_series(1, 300) i;
 insert into app.domains (snapshot_id, id, slug, name, description, is_published)
-values ('47000000-0000-0000-0000-000000000000', '47000000-0000-0000-0000-0000000000d1', 'data-install', 'Data Install Data', 'A domain', true),
-       ('47000000-0000-0000-0000-000000000000', '47000000-0000-0000-0000-0000000000d2', 'eclair', '(Draft) Éclair Data', 'Another', true);
-insert into app.trails (snapshot_id, id, domain_id, slug, title, description, difficulty_level)
-select '47000000-0000-0000-0000-000000000000', extensions.gen_random_uuid(), '47000000-0000-0000-0000-0000000000d1',
-       'trail-' || f.i, f.title, 'A trail', 'beginner'
-from fixture_titles f where f.i % 50 = 0;
-insert into app.concepts (snapshot_id, id, trail_id, slug, title, description, order_index)
-select '47000000-0000-0000-0000-000000000000', extensions.gen_random_uuid(),
-       (select t.id from app.trails t where t.snapshot_id = '47000000-0000-0000-0000-000000000000' order by t.slug limit 1),
-       'concept-' || f.i, f.title, 'A concept', f.i
-from fixture_titles f where f.i % 20 = 0;
-insert into app.sparks (snapshot_id, id, slug, title, summary, difficulty, estimated_mins)
-select '47000000-0000-0000-0000-000000000000', extensions.gen_random_uuid(), 'spark-' || f.i, f.title, 'A spark', 'beginner', 5
-from fixture_titles f;
+values ('49000000-0000-0000-0000-000000000000', '49000000-0000-0000-0000-0000000000d1', 'data-install', 'Data Install Data', 'A domain', true),
+       ('49000000-0000-0000-0000-000000000000', '49000000-0000-0000-0000-0000000000d2', 'eclair', '(Draft) Éclair Data', 'Another', true);
+select tests.insert_titled_content('49000000-0000-0000-0000-000000000000', '49000000-0000-0000-0000-0000000000d1',
+  array(select f.title from fixture_titles f order by f.i));
 
 -- Every 3- and 5-character run of letters and digits in the fixture's titles (word prefixes and
 -- strings inside words alike) and in the current snapshot's (the seed's, when loaded), plus
 -- words of nothing.
 create temporary table texts as
 with snapshots as (
-  select s.id from app.snapshots s where s.id = '47000000-0000-0000-0000-000000000000' or s.status = 'published'
+  select s.id from app.snapshots s where s.id = '49000000-0000-0000-0000-000000000000' or s.status = 'published'
 )
 select distinct t.snapshot_id as snapshot, pg_catalog.substr(t.search_title, i, k) as q
 from (select s.snapshot_id, s.search_title from app.sparks s
@@ -71,7 +61,7 @@ language sql as $$
   select c.type, c.text, c.norm from private.suggest_title_word_candidates(snapshot, q, by_words) c
 $$;
 
-select ok((select pg_catalog.count(*) from texts where snapshot = '47000000-0000-0000-0000-000000000000') >= 500,
+select ok((select pg_catalog.count(*) from texts where snapshot = '49000000-0000-0000-0000-000000000000') >= 500,
   'the comparison covers many texts of the fixture');
 select is_empty($$
   select x.snapshot, x.q from texts x
@@ -81,32 +71,32 @@ select is_empty($$
                  except all select * from pg_temp.candidates(x.snapshot, x.q, true)) $$,
   'for every 3- and 5-character text, the title words find the titles the trigram route finds, row for row');
 select is_empty($$
-  select x.q from (select distinct q from texts where snapshot = '47000000-0000-0000-0000-000000000000' and pg_catalog.char_length(q) = 3) x
+  select x.q from (select distinct q from texts where snapshot = '49000000-0000-0000-0000-000000000000' and pg_catalog.char_length(q) = 3) x
    where exists (select * from pg_temp.candidates(null, x.q, true)
                  except all select * from pg_temp.candidates(null, x.q, false))
       or exists (select * from pg_temp.candidates(null, x.q, false)
                  except all select * from pg_temp.candidates(null, x.q, true)) $$,
   'without a snapshot (every snapshot), the two routes find the same titles for every 3-character text');
 select ok((select pg_catalog.count(*) from texts x
-            where x.snapshot = '47000000-0000-0000-0000-000000000000'
+            where x.snapshot = '49000000-0000-0000-0000-000000000000'
               and exists (select from pg_temp.candidates(x.snapshot, x.q, true))) >= 200
-          and not exists (select from pg_temp.candidates('47000000-0000-0000-0000-000000000000', 'nstal', true)),
+          and not exists (select from pg_temp.candidates('49000000-0000-0000-0000-000000000000', 'nstal', true)),
   'many texts have candidates, and a text inside a word ("nstal") has none');
-select is(array(select c.text from pg_temp.candidates('47000000-0000-0000-0000-000000000000', 'install', true) c where c.type = 'domain'),
+select is(array(select c.text from pg_temp.candidates('49000000-0000-0000-0000-000000000000', 'install', true) c where c.type = 'domain'),
           array['Data Install Data'],
   'a title with a later word starting with the text is a candidate');
-select is_empty($$ select * from pg_temp.candidates('47000000-0000-0000-0000-000000000000', 'install', true) c
+select is_empty($$ select * from pg_temp.candidates('49000000-0000-0000-0000-000000000000', 'install', true) c
                     where c.norm like 'install%' $$,
   'a title starting with the text is not: tier 0 suggests it');
-select ok(exists (select from pg_temp.candidates('47000000-0000-0000-0000-000000000000', 'quoted', true) c where c.text like '"Quoted"%'),
+select ok(exists (select from pg_temp.candidates('49000000-0000-0000-0000-000000000000', 'quoted', true) c where c.text like '"Quoted"%'),
   'a word after leading punctuation is a later word: the title does not start with it');
 
 -- The tier ranks the candidates once, whichever way they were found.
-select is(private.suggest_title_word_matches('47000000-0000-0000-0000-000000000000', 'data', 20, '[]'),
+select is(private.suggest_title_word_matches('49000000-0000-0000-0000-000000000000', 'data', 20, '[]'),
           (select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('text', u.text, 'type', u.type)
                     order by u.similarity desc, pg_catalog.char_length(u.text), u.text collate app.alphabetical, u.type)
            from (select d.* from (select distinct on (c.text, c.type) c.type, c.text, extensions.word_similarity('data', c.norm) as similarity
-                                  from pg_temp.candidates('47000000-0000-0000-0000-000000000000', 'data', false) c
+                                  from pg_temp.candidates('49000000-0000-0000-0000-000000000000', 'data', false) c
                                   order by c.text, c.type) d
                  order by d.similarity desc, pg_catalog.char_length(d.text), d.text collate app.alphabetical, d.type
                  limit 20) u),
@@ -114,8 +104,8 @@ select is(private.suggest_title_word_matches('47000000-0000-0000-0000-0000000000
 
 -- The indexes follow writes: a renamed title is found by its new words only.
 update app.sparks set title = 'Marsupial Zygote ' || slug
- where snapshot_id = '47000000-0000-0000-0000-000000000000' and slug in ('spark-1', 'spark-2');
-select set_eq($$ select text from pg_temp.candidates('47000000-0000-0000-0000-000000000000', 'zyg', true) $$,
+ where snapshot_id = '49000000-0000-0000-0000-000000000000' and slug in ('spark-1', 'spark-2');
+select set_eq($$ select text from pg_temp.candidates('49000000-0000-0000-0000-000000000000', 'zyg', true) $$,
               $$ values ('Marsupial Zygote spark-1'), ('Marsupial Zygote spark-2') $$,
   'after a rename the new words find the title');
 
