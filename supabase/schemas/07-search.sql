@@ -293,10 +293,10 @@ comment on function private.search_title_words(text) is
   'The words (runs of letters and digits) of a normalised title as a tsvector of those words, unstemmed: what autocomplete looks up by prefix.';
 grant execute on function private.search_title_words(text) to anon, authenticated;
 
--- Autocomplete's word-prefix tier for one word of 3+ letters or digits
--- (private.suggest_title_word_candidates): a prefix lookup in the titles' words. The trigram
--- index finds every title holding the text anywhere, inside words too: at 500,000 sparks "inc"
--- (inside "principles") matched 220,478 titles and suggested none, in 1.6 s.
+-- Autocomplete's word-prefix tier (private.suggest_title_word_candidates): the titles holding
+-- the words a text needs at a word start ('exploring' & 'bea':*). The trigram index finds every
+-- title holding the text anywhere, inside words too: at 500,000 sparks "inc" (inside
+-- "principles") matched 220,478 titles and suggested none, in 1.6 s.
 create index sparks_title_words on app.sparks using gin (snapshot_id, private.search_title_words(search_title));
 
 create index concepts_title_words on app.concepts using gin (snapshot_id, private.search_title_words(search_title));
@@ -305,15 +305,41 @@ create index trails_title_words on app.trails using gin (snapshot_id, private.se
 
 create index domains_title_words on app.domains using gin (snapshot_id, private.search_title_words(search_title));
 
+-- private.search_title_word_query
+-- Purpose: what a title must hold among its words (private.search_title_words) to have
+--          `normalized` at a word start: each run of letters and digits of the text as a whole
+--          word, the last one as a word prefix when the text ends with it ("exploring bea" ->
+--          'exploring' & 'bea':*). A run followed by anything in the text is a whole word of the
+--          title there; the last run of a text ending in a letter or digit may go on.
+-- Params:  normalized (private.search_normalize'd, trimmed).
+-- Returns: the tsquery, or null when the text has no letter or digit.
+create or replace function private.search_title_word_query(normalized text)
+returns tsquery
+language sql
+immutable
+strict
+set search_path = ''
+as $$
+  select pg_catalog.string_agg(pg_catalog.quote_literal(w.word)
+           || case when w.n = w.runs and search_title_word_query.normalized ~ '[[:alnum:]]$' then ':*' else '' end,
+           ' & ' order by w.n)::tsquery
+  from (select x.word, x.n, pg_catalog.count(*) over () as runs
+        from pg_catalog.unnest(pg_catalog.array_remove(
+               pg_catalog.regexp_split_to_array(search_title_word_query.normalized, '[^[:alnum:]]+'), '')) with ordinality x(word, n)) w
+$$;
+comment on function private.search_title_word_query(text) is
+  'The title words a text at a word start needs: its runs of letters and digits as words, the last as a prefix when the text ends with it (a tsquery for private.search_title_words), or null.';
+grant execute on function private.search_title_word_query(text) to anon, authenticated;
+
 -- private.suggest_title_word_candidates
 -- Purpose: autocomplete tier 1's candidates: the titles (type, text, normalised text) that do
---          not start with `normalized` but have a later word starting with it, found one of two
---          ways with the same answer (pgTAP 49 compares them): by_words, for one word of
---          letters and digits, looks it up by prefix among the titles' words (the indexes
---          above); otherwise the trigram index finds the titles holding the text anywhere and
---          each is checked for the text at a word start.
--- Params:  snapshot (null: every snapshot), normalized (trimmed), by_words (only for text
---          matching ^[[:alnum:]]+$).
+--          not start with `normalized` but have it at the start of a later word, found one of
+--          two ways with the same answer (pgTAP 49 compares them): by_words, the titles holding
+--          the words the text needs there (private.search_title_word_query; the indexes above);
+--          otherwise the titles holding the text anywhere (trigram index). Either way each is
+--          then checked for the text at a word start.
+-- Params:  snapshot (null: every snapshot), normalized (trimmed), by_words (for a text with a
+--          letter or digit; without one the trigram index is used).
 -- Returns: one row per content row found.
 create or replace function private.suggest_title_word_candidates(snapshot uuid, normalized text, by_words boolean)
 returns table(type text, text text, norm text)
@@ -324,30 +350,32 @@ as $$
 declare
   pattern text := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(suggest_title_word_candidates.normalized, '\', '\\'), '%', '\%'), '_', '\_');
   word_start text := '(^|[^[:alnum:]])' || pg_catalog.regexp_replace(suggest_title_word_candidates.normalized, '([^[:alnum:][:space:]])', '\\\1', 'g');
-  word_prefix tsquery;
+  words tsquery := case when suggest_title_word_candidates.by_words then private.search_title_word_query(suggest_title_word_candidates.normalized) end;
 begin
-  if suggest_title_word_candidates.by_words then
-    -- A word of letters and digits starts a title word exactly when some word begins with it.
-    word_prefix := (pg_catalog.quote_literal(suggest_title_word_candidates.normalized) || ':*')::tsquery;
+  if words is not null then
     return query
       select x.* from (
         select 'spark'::text, s.title, s.search_title from app.sparks s
          where (suggest_title_word_candidates.snapshot is null or s.snapshot_id = suggest_title_word_candidates.snapshot)
-           and private.search_title_words(s.search_title) @@ word_prefix
+           and private.search_title_words(s.search_title) @@ words
         union all
         select 'concept', c.title, c.search_title from app.concepts c
          where (suggest_title_word_candidates.snapshot is null or c.snapshot_id = suggest_title_word_candidates.snapshot)
-           and private.search_title_words(c.search_title) @@ word_prefix
+           and private.search_title_words(c.search_title) @@ words
         union all
         select 'trail', t.title, t.search_title from app.trails t
          where (suggest_title_word_candidates.snapshot is null or t.snapshot_id = suggest_title_word_candidates.snapshot)
-           and private.search_title_words(t.search_title) @@ word_prefix
+           and private.search_title_words(t.search_title) @@ words
         union all
         select 'domain', d.name, d.search_title from app.domains d
          where (suggest_title_word_candidates.snapshot is null or d.snapshot_id = suggest_title_word_candidates.snapshot)
-           and private.search_title_words(d.search_title) @@ word_prefix
+           and private.search_title_words(d.search_title) @@ words
+        -- keeps the check below out of the scans: the planner would add the trigram index for it,
+        -- which reads what the words spare
+        offset 0
       ) x(type, text, norm)
-      where not pg_catalog.starts_with(x.norm, suggest_title_word_candidates.normalized); -- tier 0
+      where x.norm ~ word_start
+        and not (x.norm like pattern || '%'); -- tier 0
   else
     return query
       select x.* from (
@@ -374,13 +402,13 @@ begin
 end
 $$;
 comment on function private.suggest_title_word_candidates(uuid, text, boolean) is
-  'Autocomplete tier 1 candidates: titles not starting with the text but with a later word starting with it, by prefix among the title words (by_words: one word of letters and digits) or by trigram index and a word-start check.';
+  'Autocomplete tier 1 candidates: titles not starting with the text but having it at a later word start, found by the title words the text needs (by_words) or by trigram index, then checked.';
 grant execute on function private.suggest_title_word_candidates(uuid, text, boolean) to anon, authenticated;
 
 -- private.suggest_title_word_matches
 -- Purpose: autocomplete tier 1 for any text (private.suggest_title_words): ranks the candidates
---          of private.suggest_title_word_candidates (by the title words for one word of 3+
---          letters or digits, else by the trigram index).
+--          of private.suggest_title_word_candidates (by the title words for a text with a letter
+--          or digit, else by the trigram index).
 -- Params, Returns: those of private.suggest_title_words.
 create or replace function private.suggest_title_word_matches(snapshot uuid, normalized text, wanted integer, taken jsonb)
 returns jsonb
@@ -395,7 +423,7 @@ begin
     select distinct on (t.text, t.type) t.type, t.text,
            extensions.word_similarity(suggest_title_word_matches.normalized, t.norm) as similarity
     from private.suggest_title_word_candidates(suggest_title_word_matches.snapshot, suggest_title_word_matches.normalized,
-           suggest_title_word_matches.normalized ~ '^[[:alnum:]]{3,}$') t
+           suggest_title_word_matches.normalized ~ '[[:alnum:]]') t
     where not (suggest_title_word_matches.taken @> pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('text', t.text, 'type', t.type)))
     order by t.text, t.type
   )
@@ -449,8 +477,8 @@ grant execute on function private.suggest_title_word_starts(uuid, text, integer,
 --          but has a later word starting with it. Suggestions already in `taken` ([{text,type}])
 --          are left out. Two letters or digits (no trigram covers them: the general route would
 --          read every title of the snapshot) are looked up in app.search_title_word_starts;
---          any other text takes the general route (private.suggest_title_word_matches: one word
---          of 3+ letters or digits by the title words, anything else by the trigram index).
+--          any other text takes the general route (private.suggest_title_word_matches: by the
+--          title words when it has a letter or digit, else by the trigram index).
 -- Params:  snapshot (null: every snapshot), normalized (trimmed), wanted, taken.
 -- Returns: jsonb array of {text, type}, best first (pg_trgm word similarity desc, shorter text,
 --          text, type), at most `wanted`.
