@@ -483,12 +483,11 @@ security definer
 set search_path = ''
 as $$
 declare
-  uuid_pattern constant text := '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
-  claimed_user uuid;
-  named_session uuid;
+  claimed_user uuid := private.uuid_or_null(sign_out.claims ->> 'sub');
+  named_session uuid := private.uuid_or_null(sign_out.claims ->> 'session_id');
   outer_claims text;
 begin
-  if not coalesce(sign_out.claims ->> 'sub' ~ uuid_pattern, false)
+  if claimed_user is null
      or pg_catalog.jsonb_typeof(sign_out.claims -> 'exp') is distinct from 'number' then
     raise exception using errcode = '22023', message = 'The token names no user or has no expiry';
   end if;
@@ -499,10 +498,6 @@ begin
   perform pg_catalog.set_config('request.jwt.claims', sign_out.claims::text, true);
   perform private.check_request();
   perform pg_catalog.set_config('request.jwt.claims', coalesce(outer_claims, ''), true);
-  claimed_user := (sign_out.claims ->> 'sub')::uuid;
-  if coalesce(sign_out.claims ->> 'session_id' ~ uuid_pattern, false) then
-    named_session := (sign_out.claims ->> 'session_id')::uuid;
-  end if;
 
   if named_session is not null and exists (select 1 from app.sessions s where s.id = named_session) then
     return private.end_session(named_session, claimed_user);
@@ -629,9 +624,7 @@ begin
   if caller_id is null then
     return '{"authenticated":false,"user":null,"session":null}'::jsonb;
   end if;
-  if claims ->> 'session_id' ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' then
-    named_session := (claims ->> 'session_id')::uuid;
-  end if;
+  named_session := private.uuid_or_null(claims ->> 'session_id');
 
   select pg_catalog.jsonb_build_object(
     'authenticated', true,
