@@ -11,7 +11,7 @@
  * first: wrk and pgbench draw them with Zipf's law (s = 1) by that rank.
  */
 import { misspell, random, type BenchLearner, type Fixtures } from './fixtures.js';
-import { zipfCumulative } from './mix.js';
+import { zipfCumulative } from './zipf.js';
 
 export type Group = 'catalog' | 'snapshot' | 'journey' | 'search' | 'graph' | 'auth' | 'metadata' | 'write';
 

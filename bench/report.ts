@@ -6,7 +6,7 @@ export const CHEAP_R1_RPS = 5000;
 /** Families whose database cost of a miss (R2) must be at least three times the earlier run's (issue 19). */
 export const MISS_COST_FAMILIES = ['search', 'graph.ancestors.d10', 'graph.path', 'discovery.all+facets', 'discovery.domains', 'journeys.detail'];
 import type { LoadResult } from './loadgen.js';
-import { zipfRepeatShare } from './mix.js';
+import { zipfRepeatShare } from './zipf.js';
 
 export interface Measurement extends LoadResult {
   runs: LoadResult[];

@@ -26,7 +26,8 @@ import { PgLogTap, lastDispatch, needsSimpleProtocol, r2Script, unquote, type Ca
 import { apiPoolSettings, requestKey, type ReplayStatement } from './passthrough.js';
 import { FAMILIES, GROWTH_GROUPS, type Family, type RequestSpec, type Variant } from './endpoints.js';
 import { BENCH_JWT_SECRET, BENCH_SERVICE_SECRET, HOT_VARIANTS, LEARNERS, VARIED_VARIANTS, sampleFixtures, tokenUser, type Fixtures } from './fixtures.js';
-import { dispatchOf, loadMix, mixScripts, replayable, sameStatement, shapeOf, statementFor, zipfRepeatShare, type MixStatement } from './mix.js';
+import { dispatchOf, loadMix, mixScripts, replayable, sameStatement, shapeOf, statementFor, type MixStatement } from './mix.js';
+import { zipfRepeatShare } from './zipf.js';
 import { reviseBundle } from './revision.js';
 import { createSessionMinter, type SessionMinter } from './sessions.js';
 import { npmStartArgs } from './start-command.js';

@@ -2,7 +2,8 @@ import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { FAMILIES } from '../../bench/endpoints.js';
 import { misspell, shuffled, type Fixtures } from '../../bench/fixtures.js';
-import { mixScripts, sameStatement, shapeOf, statementFor, zipfCumulative, zipfRepeatShare, type MixStatement } from '../../bench/mix.js';
+import { mixScripts, sameStatement, shapeOf, statementFor, type MixStatement } from '../../bench/mix.js';
+import { zipfCumulative, zipfRepeatShare } from '../../bench/zipf.js';
 
 const token = (sub: string) =>
   new SignJWT({ role: 'authenticated' }).setProtectedHeader({ alg: 'HS256' }).setSubject(sub).sign(new TextEncoder().encode('x'.repeat(32)));
