@@ -14,7 +14,7 @@ import { ApiError } from './http/api-error.js';
 import { createErrorHandler, createNotFoundHandler } from './http/error-handler.js';
 import { requestLogging } from './http/request-id.js';
 import { validationFailure } from './http/router.js';
-import { createRouteServices, provideServices } from './http/services.js';
+import { createRouteServices } from './http/services.js';
 import { metadataRouter } from './routes/metadata/index.js';
 import { discoveryRouter } from './routes/discovery/index.js';
 import { domainsRouter } from './routes/domains/index.js';
@@ -95,7 +95,12 @@ export function createApp(deps: AppDeps) {
     }),
   );
 
-  app.use(provideServices(createRouteServices({ rpc, auth: deps.auth, supabaseAuth: deps.supabaseAuth, config })));
+  // Every handler reaches its dependencies as c.var.services (set synchronously: no extra await).
+  const services = createRouteServices({ rpc, auth: deps.auth, supabaseAuth: deps.supabaseAuth, config });
+  app.use((c, next) => {
+    c.set('services', services);
+    return next();
+  });
   app.route('/metadata', metadataRouter());
   app.route('/discovery/domains', domainsRouter());
   app.route('/discovery', discoveryRouter());

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Context } from 'hono';
 import type { ApiArgs, Rpc, SnapshotFunctionName } from '../db/rpc.js';
 import { callKey } from '../db/snapshot-cache.js';
-import type { AppEnv } from './env.js';
+import type { RequestContext } from '../context/request-context.js';
 import { sendJsonText } from './respond.js';
 
 /** Reads of the current snapshot may change with a promote or rollback: revalidate often. */
@@ -67,8 +67,9 @@ export function createSnapshotReader(rpc: Rpc, options: SnapshotReaderOptions = 
   const [current, pinned] = options.privateToCaller
     ? [PRIVATE_CURRENT_SNAPSHOT_CACHE, PRIVATE_PINNED_SNAPSHOT_CACHE]
     : [CURRENT_SNAPSHOT_CACHE, PINNED_SNAPSHOT_CACHE];
-  return async function sendSnapshotRead<F extends SnapshotFunctionName>(
-    c: Context<AppEnv>,
+  // Any app whose requests carry the caller's context: this file needs no more of the app's env.
+  return async function sendSnapshotRead<F extends SnapshotFunctionName, E extends { Variables: { context: RequestContext } }>(
+    c: Context<E>,
     fn: F,
     args: ApiArgs<F> & { snapshot_id?: string },
   ): Promise<Response> {

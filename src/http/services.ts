@@ -1,10 +1,8 @@
-import type { MiddlewareHandler } from 'hono';
 import type { AuthService } from '../auth/auth-service.js';
 import type { SupabaseAuth } from '../auth/supabase-auth.js';
 import type { Config } from '../config.js';
 import type { Rpc } from '../db/rpc.js';
 import { createSnapshotReader, type SnapshotReader } from './cache.js';
-import type { AppEnv } from './env.js';
 
 /**
  * What route handlers use besides the request itself. Built once when the app is composed and
@@ -29,7 +27,8 @@ export interface RouteServices {
  * is the same whoever asked; only Cache-Control differs, and that is decided per request).
  *
  * @example
- *   app.use(provideServices(createRouteServices({ rpc, auth, config })));
+ *   const services = createRouteServices({ rpc, auth, config });
+ *   app.use((c, next) => { c.set('services', services); return next(); });
  */
 export function createRouteServices(deps: { rpc: Rpc; auth: AuthService; supabaseAuth?: SupabaseAuth; config: Config }): RouteServices {
   return {
@@ -39,13 +38,5 @@ export function createRouteServices(deps: { rpc: Rpc; auth: AuthService; supabas
     config: deps.config,
     readSnapshot: createSnapshotReader(deps.rpc),
     readPrivateSnapshot: createSnapshotReader(deps.rpc, { privateToCaller: true }),
-  };
-}
-
-/** Sets `c.var.services` for every request (synchronously: no extra await per request). */
-export function provideServices(services: RouteServices): MiddlewareHandler<AppEnv> {
-  return (c, next) => {
-    c.set('services', services);
-    return next();
   };
 }
