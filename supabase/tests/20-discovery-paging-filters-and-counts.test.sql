@@ -1,7 +1,8 @@
 -- The public catalog functions: paging math of /discovery/all, filters, derived counts,
--- related-domain fallback, snapshot selection and what anon may do.
+-- related-domain fallback, /discovery/sparks and /discovery/browse, snapshot selection and what
+-- anon may do.
 begin;
-select plan(27);
+select plan(54);
 
 -- ---------------------------------------------------------------------------------------------
 -- An entity named by slug or id
@@ -141,9 +142,113 @@ select is(api.get_domain('30000000-0000-4000-8000-000000000001') -> 'name', '"Da
 select is(api.resolve_snapshot() -> 'snapshot_id', '"10000000-0000-4000-8000-000000000001"'::jsonb,
   'resolve_snapshot names the current snapshot');
 
+-- ---------------------------------------------------------------------------------------------
+-- /discovery/browse: domains by name, each with its trails and their concepts, in their orders
+-- ---------------------------------------------------------------------------------------------
+
+select is(
+  (select pg_catalog.jsonb_agg(d -> 'slug') from pg_catalog.jsonb_array_elements(api.browse_catalog() -> 'data') d),
+  '["art", "data", "web"]'::jsonb,
+  'browse lists the published domains in name order');
+select is(api.browse_catalog() -> 'meta',
+  '{"total": 3, "page": 1, "per_page": 20, "total_pages": 1, "has_next": false, "has_prev": false}'::jsonb,
+  'browse pages over the published domains');
+select is(
+  (select pg_catalog.jsonb_agg(t -> 'slug') from pg_catalog.jsonb_array_elements(api.browse_catalog(domain => 'data') -> 'data' -> 0 -> 'trails') t),
+  '["olap", "sql"]'::jsonb,
+  'a domain''s trails come in trail order (order_index, then title)');
+select is(
+  (select pg_catalog.jsonb_agg(c -> 'slug')
+   from pg_catalog.jsonb_array_elements(api.browse_catalog(domain => 'data') -> 'data' -> 0 -> 'trails' -> 1 -> 'concepts') c),
+  '["select", "joins"]'::jsonb,
+  'a trail''s concepts come in position order, not title order');
+select is(
+  (api.browse_catalog(domain => 'data') -> 'data' -> 0 -> 'trails' -> 1) - 'concepts',
+  (api.list_discovery_trails(domain => 'data') -> 'data' -> 1) - 'description' - 'concepts',
+  'a trail in browse carries the figures /discovery/trails gives it (no description)');
+select is(
+  (select pg_catalog.jsonb_agg(d -> 'slug') from pg_catalog.jsonb_array_elements(api.browse_catalog(difficulty => 'advanced') -> 'data') d)
+    || (api.browse_catalog(difficulty => 'advanced') -> 'data' -> 0 -> 'trails' -> 0 -> 'slug'),
+  '["data", "olap"]'::jsonb,
+  'a difficulty keeps the domains that have a trail of that level, and only those trails');
+select is(
+  pg_catalog.jsonb_build_array(
+    pg_catalog.jsonb_array_length(api.browse_catalog(domain => 'data', trail_limit => 1) -> 'data' -> 0 -> 'trails'),
+    pg_catalog.jsonb_array_length(api.browse_catalog(domain => 'data', concept_limit => 1) -> 'data' -> 0 -> 'trails' -> 1 -> 'concepts'),
+    api.browse_catalog(domain => 'data', trail_limit => 0) -> 'data' -> 0 -> 'trails'),
+  '[1, 1, []]'::jsonb,
+  'trail_limit and concept_limit cut the nested lists; 0 gives none');
+select is(
+  (select pg_catalog.jsonb_agg(d -> 'slug') from pg_catalog.jsonb_array_elements(api.browse_catalog(page => 2, per_page => 2) -> 'data') d),
+  '["web"]'::jsonb,
+  'browse''s second page of two domains holds the third');
+select is(api.browse_catalog(snapshot_id => '10000000-0000-4000-8000-000000000002') -> 'data' -> 0 -> 'name', '"Data draft"'::jsonb,
+  'browse reads the snapshot it is given, a draft included');
+select throws_ok($$ select api.browse_catalog(per_page => 51) $$, '22023', null, 'browse pages hold at most 50 domains');
+select throws_ok($$ select api.browse_catalog(trail_limit => 21) $$, '22023', null, 'trail_limit is at most 20');
+select throws_ok($$ select api.browse_catalog(concept_limit => -1) $$, '22023', null, 'concept_limit is at least 0');
+select throws_ok($$ select api.browse_catalog(difficulty => 'hard') $$, '22023', null, 'browse knows the difficulty levels');
+select throws_ok($$ select api.browse_catalog(domain => 'nope') $$, 'PT404', 'domain nope not found',
+  'browse of an unknown domain is not found');
+
 select throws_ok($$ insert into app.domains (snapshot_id, id, slug, name) values
   ('10000000-0000-4000-8000-000000000001', '30000000-0000-4000-8000-000000000009', 'x', 'X') $$,
   '42501', null, 'anon cannot write content');
+reset role;
+
+-- ---------------------------------------------------------------------------------------------
+-- /discovery/sparks: title order, or a concept's position order
+-- ---------------------------------------------------------------------------------------------
+-- An advanced spark in no concept yet, a concept whose position order is not its title order,
+-- and a spark of the draft only.
+insert into app.sparks (snapshot_id, id, slug, title, summary, difficulty, estimated_mins) values
+  ('10000000-0000-4000-8000-000000000001', '60000000-0000-4000-8000-000000000003', 'window', 'Window', 'Frames over rows', 'advanced', 9),
+  ('10000000-0000-4000-8000-000000000002', '60000000-0000-4000-8000-000000000004', 'sketch', 'Sketch', '', 'beginner', 3);
+insert into app.concepts (snapshot_id, id, trail_id, slug, title, order_index) values
+  ('10000000-0000-4000-8000-000000000001', '50000000-0000-4000-8000-000000000003', '40000000-0000-4000-8000-000000000002', 'windows', 'Windows', 0);
+insert into app.concept_sparks (snapshot_id, concept_id, spark_id, order_index) values
+  ('10000000-0000-4000-8000-000000000001', '50000000-0000-4000-8000-000000000003', '60000000-0000-4000-8000-000000000003', 0),
+  ('10000000-0000-4000-8000-000000000001', '50000000-0000-4000-8000-000000000003', '60000000-0000-4000-8000-000000000001', 1);
+do $$ begin
+  perform private.refresh_content_rollups('10000000-0000-4000-8000-000000000001');
+  perform private.refresh_content_rollups('10000000-0000-4000-8000-000000000002');
+end $$;
+select tests.clear_authentication();
+
+select is(
+  (select pg_catalog.jsonb_agg(x -> 'slug') from pg_catalog.jsonb_array_elements(api.list_discovery_sparks() -> 'data') x),
+  '["inner", "star", "window"]'::jsonb,
+  'without a concept, the current snapshot''s sparks come in title order');
+select is(api.list_discovery_sparks() -> 'data' -> 2,
+  '{"id": "60000000-0000-4000-8000-000000000003", "slug": "window", "title": "Window", "summary": "Frames over rows", "difficulty": "advanced", "estimated_mins": 9}'::jsonb,
+  'a spark item carries id, slug, title, summary, difficulty and estimated_mins');
+select is(
+  (select pg_catalog.jsonb_agg(x -> 'slug') from pg_catalog.jsonb_array_elements(api.list_discovery_sparks(concept => 'windows') -> 'data') x),
+  '["window", "star"]'::jsonb,
+  'a concept''s sparks come in their position order, not title order');
+select is(
+  (select pg_catalog.jsonb_agg(x -> 'slug') from pg_catalog.jsonb_array_elements(api.list_discovery_sparks(concept => 'windows', difficulty => 'beginner') -> 'data') x),
+  '["star"]'::jsonb,
+  'a concept and a difficulty combine');
+select is(api.list_discovery_sparks(difficulty => 'advanced') -> 'meta' -> 'total', '1'::jsonb,
+  'the difficulty filter counts only sparks of that level');
+select is(api.list_discovery_sparks(page => 2, per_page => 1),
+  '{"data": [{"id": "60000000-0000-4000-8000-000000000001", "slug": "star", "title": "Star", "summary": "", "difficulty": "beginner", "estimated_mins": 5}],
+    "meta": {"total": 3, "page": 2, "per_page": 1, "total_pages": 3, "has_next": true, "has_prev": true}}'::jsonb,
+  'a page of one spark, with the meta of three');
+select is(
+  (select pg_catalog.jsonb_agg(x -> 'slug')
+   from pg_catalog.jsonb_array_elements(api.list_discovery_sparks(snapshot_id => '10000000-0000-4000-8000-000000000002') -> 'data') x),
+  '["sketch"]'::jsonb,
+  'snapshot_id reads that snapshot''s sparks only');
+select is(api.list_discovery_sparks(page => 9) -> 'data', '[]'::jsonb, 'a page past the end is empty, not an error');
+select throws_ok($$ select api.list_discovery_sparks(per_page => 101) $$, '22023', null, 'a sparks page holds at most 100');
+select throws_ok($$ select api.list_discovery_sparks(page => 0) $$, '22023', null, 'pages start at 1');
+select throws_ok($$ select api.list_discovery_sparks(difficulty => 'hard') $$, '22023', null, 'the sparks list knows the difficulty levels');
+select throws_ok($$ select api.list_discovery_sparks(concept => 'nope') $$, 'PT404', 'concept nope not found',
+  'an unknown concept slug is not found');
+select throws_ok($$ select api.list_discovery_sparks(snapshot_id => '10000000-0000-4000-8000-0000000000ff') $$, 'PT404', 'snapshot not found',
+  'an unknown snapshot is not found');
 reset role;
 
 select * from finish();
