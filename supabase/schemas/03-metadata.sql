@@ -31,6 +31,8 @@ create table app.difficulty_levels (
   label text not null,
   sort_order integer not null unique check (sort_order > 0)
 );
+comment on table app.difficulty_levels is
+  'The spec''s difficulty levels (value, label, sort order), as GET /metadata/difficulty-levels lists them.';
 alter table app.difficulty_levels enable row level security;
 create policy "anyone reads difficulty levels" on app.difficulty_levels
   for select to anon, authenticated
@@ -47,6 +49,8 @@ create table app.journey_statuses (
   label text not null,
   sort_order integer not null unique check (sort_order > 0)
 );
+comment on table app.journey_statuses is
+  'The spec''s journey statuses (value, label, sort order), as GET /metadata lists them.';
 alter table app.journey_statuses enable row level security;
 create policy "anyone reads journey statuses" on app.journey_statuses
   for select to anon, authenticated
@@ -64,6 +68,8 @@ create table app.learning_verbs (
   label text not null,
   sort_order integer not null unique check (sort_order > 0)
 );
+comment on table app.learning_verbs is
+  'The learning event verbs (value, label, sort order), as GET /metadata lists them.';
 alter table app.learning_verbs enable row level security;
 create policy "anyone reads learning verbs" on app.learning_verbs
   for select to anon, authenticated

@@ -20,6 +20,8 @@ begin
   end if;
 end
 $$;
+comment on function private.require_range(text,integer,integer,integer) is
+  'Raises 22023 naming the field, with {field, value, min, max} as detail, unless an integer parameter is within [low, high] (null is not).';
 grant execute on function private.require_range(text,integer,integer,integer) to anon, authenticated;
 
 -- Raises 22023 when a difficulty is not one of the metadata levels (null passes).
@@ -39,6 +41,8 @@ begin
   end if;
 end
 $$;
+comment on function private.require_difficulty(text,text) is
+  'Raises 22023 naming the field unless a difficulty is null or one of the metadata levels (app.difficulty_levels).';
 grant execute on function private.require_difficulty(text,text) to anon, authenticated;
 
 -- A text argument that names an entity by slug or by id, as a uuid when it has a uuid's shape
@@ -72,6 +76,8 @@ as $$
     'has_next', page_meta.page < (page_meta.total + page_meta.per_page - 1) / page_meta.per_page,
     'has_prev', page_meta.page > 1)
 $$;
+comment on function private.page_meta(bigint,integer,integer) is
+  'The spec''s six pagination fields (total, page, per_page, total_pages, has_next, has_prev) of one page.';
 grant execute on function private.page_meta(bigint,integer,integer) to anon, authenticated;
 
 -- private.search_normalize
@@ -121,6 +127,8 @@ create table app.snapshots (
   parent_snapshot_id uuid references app.snapshots (id),
   constraint snapshots_check check ((status = 'draft'::text) = (published_at is null))
 );
+comment on table app.snapshots is
+  'Versions of the content: draft, published (at most one: the current snapshot) or archived. Content rows belong to one snapshot and never change once it is published.';
 alter table app.snapshots enable row level security;
 create policy "anyone reads snapshots" on app.snapshots
   for select to anon, authenticated
@@ -143,6 +151,8 @@ create table app.categories (
   constraint categories_pkey primary key (snapshot_id, id),
   constraint categories_snapshot_id_slug_key unique (snapshot_id, slug)
 );
+comment on table app.categories is
+  'Domain categories of a snapshot: which domains are related (GET /discovery/domains/{slug}/related).';
 alter table app.categories enable row level security;
 create policy "anyone reads categories" on app.categories
   for select to anon, authenticated
@@ -166,6 +176,8 @@ create table app.domains (
   constraint domains_snapshot_id_slug_key unique (snapshot_id, slug),
   constraint domains_snapshot_id_category_id_fkey foreign key (snapshot_id, category_id) references app.categories (snapshot_id, id)
 );
+comment on table app.domains is
+  'Domains of a snapshot (the top of domain > trail > concept > spark), with their generated search columns.';
 alter table app.domains enable row level security;
 create policy "anyone reads domains" on app.domains
   for select to anon, authenticated
@@ -192,6 +204,8 @@ create table app.trails (
   constraint trails_snapshot_id_slug_key unique (snapshot_id, slug),
   constraint trails_snapshot_id_domain_id_fkey foreign key (snapshot_id, domain_id) references app.domains (snapshot_id, id)
 );
+comment on table app.trails is
+  'Trails of a snapshot: a domain''s learning tracks, in order_index order, with a difficulty level and generated search columns.';
 alter table app.trails enable row level security;
 create policy "anyone reads trails" on app.trails
   for select to anon, authenticated
@@ -216,6 +230,8 @@ create table app.concepts (
   constraint concepts_snapshot_id_slug_key unique (snapshot_id, slug),
   constraint concepts_snapshot_id_trail_id_fkey foreign key (snapshot_id, trail_id) references app.trails (snapshot_id, id)
 );
+comment on table app.concepts is
+  'Concepts of a snapshot: a trail''s steps, in order_index order, with generated search columns.';
 alter table app.concepts enable row level security;
 create policy "anyone reads concepts" on app.concepts
   for select to anon, authenticated
@@ -239,6 +255,8 @@ create table app.sparks (
   constraint sparks_pkey primary key (snapshot_id, id),
   constraint sparks_snapshot_id_slug_key unique (snapshot_id, slug)
 );
+comment on table app.sparks is
+  'Sparks of a snapshot: the smallest unit of learning, with difficulty, estimated minutes and generated search columns.';
 alter table app.sparks enable row level security;
 create policy "anyone reads sparks" on app.sparks
   for select to anon, authenticated
@@ -257,6 +275,8 @@ create table app.concept_sparks (
   constraint concept_sparks_snapshot_id_concept_id_fkey foreign key (snapshot_id, concept_id) references app.concepts (snapshot_id, id),
   constraint concept_sparks_snapshot_id_spark_id_fkey foreign key (snapshot_id, spark_id) references app.sparks (snapshot_id, id)
 );
+comment on table app.concept_sparks is
+  'Which sparks a concept places, and where (order_index); a spark may be placed by several concepts.';
 alter table app.concept_sparks enable row level security;
 create policy "anyone reads concept sparks" on app.concept_sparks
   for select to anon, authenticated
@@ -279,6 +299,8 @@ create table app.spark_links (
   constraint spark_links_snapshot_id_target_id_fkey foreign key (snapshot_id, target_id) references app.sparks (snapshot_id, id),
   constraint spark_links_check check (source_id <> target_id)
 );
+comment on table app.spark_links is
+  'Links between sparks of a snapshot: source comes before target (prerequisite), or related, or extends, with a weight. The prerequisite graph the graph and path endpoints walk.';
 alter table app.spark_links enable row level security;
 create policy "anyone reads spark links" on app.spark_links
   for select to anon, authenticated
@@ -298,6 +320,8 @@ create table app.concept_links (
   constraint concept_links_snapshot_id_target_id_fkey foreign key (snapshot_id, target_id) references app.concepts (snapshot_id, id),
   constraint concept_links_check check (source_id <> target_id)
 );
+comment on table app.concept_links is
+  'Links between concepts of a snapshot (prerequisite, related, extends), with a weight.';
 alter table app.concept_links enable row level security;
 create policy "anyone reads concept links" on app.concept_links
   for select to anon, authenticated
@@ -321,6 +345,8 @@ create table app.beacons (
   constraint beacons_snapshot_id_concept_id_fkey foreign key (snapshot_id, concept_id) references app.concepts (snapshot_id, id),
   constraint beacons_snapshot_id_trail_id_fkey foreign key (snapshot_id, trail_id) references app.trails (snapshot_id, id)
 );
+comment on table app.beacons is
+  'Beacons of a snapshot: milestones a learner can aim for inside a trail, optionally pinned to the concept that unlocks them.';
 alter table app.beacons enable row level security;
 create policy "anyone reads beacons" on app.beacons
   for select to anon, authenticated
@@ -344,6 +370,8 @@ create table app.content_imports (
   name text,
   version_label text
 );
+comment on table app.content_imports is
+  'One row per content import attempt, succeeded, failed or running: counts, timings and the error named by path.';
 alter table app.content_imports enable row level security;
 
 create index content_imports_snapshot on app.content_imports (snapshot_id);
@@ -497,6 +525,8 @@ create table app.domain_rollups (
   estimated_mins integer not null,
   constraint domain_rollups_pkey primary key (snapshot_id, domain_id)
 );
+comment on table app.domain_rollups is
+  'Per snapshot and domain: trail, concept and spark counts and estimated minutes, computed once at import (snapshot content never changes).';
 alter table app.domain_rollups enable row level security;
 create policy "anyone reads domain rollups" on app.domain_rollups
   for select to anon, authenticated
@@ -511,6 +541,8 @@ create table app.trail_rollups (
   estimated_mins integer not null,
   constraint trail_rollups_pkey primary key (snapshot_id, trail_id)
 );
+comment on table app.trail_rollups is
+  'Per snapshot and trail: concept and spark counts (each spark once) and estimated minutes, computed once at import.';
 alter table app.trail_rollups enable row level security;
 create policy "anyone reads trail rollups" on app.trail_rollups
   for select to anon, authenticated
@@ -524,6 +556,8 @@ create table app.concept_rollups (
   estimated_mins integer not null,
   constraint concept_rollups_pkey primary key (snapshot_id, concept_id)
 );
+comment on table app.concept_rollups is
+  'Per snapshot and concept: spark count and estimated minutes, computed once at import.';
 alter table app.concept_rollups enable row level security;
 create policy "anyone reads concept rollups" on app.concept_rollups
   for select to anon, authenticated
@@ -537,6 +571,8 @@ create table app.snapshot_rollups (
   facets jsonb not null,
   entity_counts jsonb
 );
+comment on table app.snapshot_rollups is
+  'Per snapshot: the unfiltered discovery facets and the entity counts, computed once at import.';
 alter table app.snapshot_rollups enable row level security;
 create policy "anyone reads snapshot rollups" on app.snapshot_rollups
   for select to anon, authenticated

@@ -42,6 +42,8 @@ exception when others then
   return pg_catalog.jsonb_build_object('detail', try_jsonb.value);
 end
 $$;
+comment on function private.try_jsonb(text) is
+  'Text as jsonb, {"detail": text} when it is not JSON, null when empty: how an import failure''s detail is kept.';
 
 -- private.begin_content_staging
 -- Purpose: creates (or empties) the transaction's staging table pg_temp.content_bundle_items
@@ -64,6 +66,8 @@ begin
   truncate pg_temp.content_bundle_items;
 end
 $$;
+comment on function private.begin_content_staging() is
+  'Creates or empties the transaction''s staging table pg_temp.content_bundle_items, which the content CLI fills with COPY.';
 
 -- private.validate_staged_content
 -- Purpose: checks the staged bundle as a whole and lists EVERY problem by JSON path: types,
@@ -399,6 +403,8 @@ begin
   return result;
 end
 $$;
+comment on function private.validate_staged_content(text,text) is
+  'Checks the staged bundle set-based (fields, slugs, references, ranges, link types, prerequisite cycles); returns every problem as {path, message[, cycle]}, empty when valid.';
 
 -- private.skip_row_checks_where_superuser
 -- Purpose: lets one function that writes derived or just-checked rows skip their foreign-key
@@ -529,6 +535,8 @@ begin
   return counts;
 end
 $$;
+comment on function private.write_staged_content(uuid) is
+  'Writes the validated staged bundle into one snapshot, one INSERT ... SELECT per table; returns the row counts per table.';
 -- Every reference the writes resolve was checked just before: no foreign-key check to run.
 call private.skip_row_checks_where_superuser('private.write_staged_content(uuid)');
 
@@ -709,6 +717,8 @@ as $$
     limit list_content_imports.max_rows
   ) i
 $$;
+comment on function private.list_content_imports(integer) is
+  'The newest import attempts, newest first, for the content CLI''s list.';
 
 -- private.list_content_snapshots
 -- Purpose: every snapshot with all counts, newest first, for the CLI's `list`.
@@ -721,6 +731,8 @@ as $$
   select coalesce(pg_catalog.jsonb_agg(private.snapshot_json(s.id, true, true) order by s.created_at desc, s.id desc), '[]'::jsonb)
   from app.snapshots s
 $$;
+comment on function private.list_content_snapshots() is
+  'Every snapshot with all its entity counts, newest first, for the content CLI''s list.';
 
 create or replace function private.find_prerequisite_cycle()
 returns uuid[]
@@ -764,6 +776,8 @@ begin
   return walk || walk[1];
 end
 $$;
+comment on function private.find_prerequisite_cycle() is
+  'One cycle of the staged prerequisite edges (pg_temp.content_bundle_edges) as spark ids in order, or null when they form none; prunes the edges it reads.';
 
 -- private.derive_search_figures
 -- Purpose: the search figures (lexeme counts, title postings) and the lexicon of one snapshot,

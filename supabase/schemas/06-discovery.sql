@@ -81,6 +81,8 @@ begin
   return found_id;
 end
 $$;
+comment on function private.find_entity_id(text,uuid,text,text) is
+  'The id of a domain, trail or concept by slug in the selected snapshot (null: any); PT404 naming the parameter when none matches.';
 grant execute on function private.find_entity_id(text,uuid,text,text) to anon, authenticated;
 
 -- A page of concepts (in the given order) with their figures; `sparks` previews (id, slug,
@@ -122,6 +124,8 @@ begin
   return coalesce(result, '[]'::jsonb);
 end
 $$;
+comment on function private.concept_items(app.concepts[],integer) is
+  'Discovery items of a page of concepts, in the given order, with their figures; sparks previews only when spark_limit is not null.';
 grant execute on function private.concept_items(app.concepts[],integer) to anon, authenticated;
 
 -- private.child_previews
@@ -180,6 +184,8 @@ begin
   group by c.snapshot_id, c.parent_id;
 end
 $$;
+comment on function private.child_previews(text,uuid[],uuid[],integer) is
+  'The first trails of domains or concepts of trails, in their order, as {id, slug, title, estimated_mins}: the one rule behind every discovery preview.';
 grant execute on function private.child_previews(text,uuid[],uuid[],integer) to anon, authenticated;
 
 -- A page of trails (in the given order) with their figures; `concepts` previews (see
@@ -217,6 +223,8 @@ begin
   return coalesce(result, '[]'::jsonb);
 end
 $$;
+comment on function private.trail_items(app.trails[],integer) is
+  'Discovery items of a page of trails, in the given order, with their figures; concepts previews only when concept_limit is not null.';
 grant execute on function private.trail_items(app.trails[],integer) to anon, authenticated;
 
 create or replace function private.discovery_quotas(per_page integer, included boolean[])
@@ -254,6 +262,8 @@ begin
   return quotas;
 end
 $$;
+comment on function private.discovery_quotas(integer,boolean[]) is
+  '/discovery/all: the slots of a page for domains, trails and concepts (weights 10, 25, 65 over the included types, rounded half up; the last included type takes the rest).';
 grant execute on function private.discovery_quotas(integer,boolean[]) to anon, authenticated;
 
 create or replace function private.discovery_allocation(budget bigint, caps bigint[], quotas integer[])
@@ -338,6 +348,8 @@ begin
   return alloc;
 end
 $$;
+comment on function private.discovery_allocation(bigint,bigint[],integer[]) is
+  '/discovery/all: how many domains, trails and concepts the first `budget` items hold, by quota, the slots of exhausted types going to the others.';
 grant execute on function private.discovery_allocation(bigint,bigint[],integer[]) to anon, authenticated;
 
 -- private.resolve_snapshot_version
@@ -709,6 +721,8 @@ begin
   return found;
 end
 $$;
+comment on function private.find_domain(uuid,text) is
+  'A domain by slug or id in the selected snapshot; PT404 when none matches.';
 grant execute on function private.find_domain(uuid,text) to anon, authenticated;
 
 -- api.list_domains
@@ -848,6 +862,8 @@ begin
   where r.snapshot_id = any(concept_figures.snapshots) and r.concept_id = any(concept_figures.concept_ids);
 end
 $$;
+comment on function private.concept_figures(uuid[],uuid[]) is
+  'spark_count and estimated_mins of some concepts (parallel snapshot and id arrays).';
 grant execute on function private.concept_figures(uuid[],uuid[]) to anon, authenticated;
 
 -- Figures of some trails: concept_count, spark_count and estimated_mins over the trail's
@@ -867,6 +883,8 @@ begin
   where r.snapshot_id = any(trail_figures.snapshots) and r.trail_id = any(trail_figures.trail_ids);
 end
 $$;
+comment on function private.trail_figures(uuid[],uuid[]) is
+  'concept_count, spark_count and estimated_mins of some trails, each spark counted once however many of the trail''s concepts place it.';
 grant execute on function private.trail_figures(uuid[],uuid[]) to anon, authenticated;
 
 -- A page of domains (in the given order) with their figures; `trails` previews (see
@@ -908,6 +926,8 @@ begin
   return coalesce(result, '[]'::jsonb);
 end
 $$;
+comment on function private.domain_items(app.domains[],integer) is
+  'Discovery items of a page of domains, in the given order, with their figures; trails previews only when trail_limit is not null.';
 grant execute on function private.domain_items(app.domains[],integer) to anon, authenticated;
 
 -- private.discovery_preview_key
@@ -921,6 +941,8 @@ set search_path = ''
 as $$
   select case discovery_preview_key.kind when 'domain' then 'trails' when 'trail' then 'concepts' else 'sparks' end
 $$;
+comment on function private.discovery_preview_key(text) is
+  'The key of a discovery item''s child previews: trails for a domain, concepts for a trail, sparks for a concept.';
 grant execute on function private.discovery_preview_key(text) to anon, authenticated;
 
 -- private.refresh_discovery_items
@@ -1022,6 +1044,8 @@ begin
   return result;
 end
 $$;
+comment on function private.discovery_items_json(text,uuid[],uuid[],integer,text) is
+  'A page of stored discovery item texts (built by their builder where none is stored), previews cut to preview_limit, joined by '', ''; null for an empty page.';
 grant execute on function private.discovery_items_json(text,uuid[],uuid[],integer,text) to anon, authenticated;
 
 -- The seven fields every Domain carries.
@@ -1039,6 +1063,8 @@ as $$
                              where r.snapshot_id = (domain_summary.d).snapshot_id
                                and r.domain_id = (domain_summary.d).id), 0))
 $$;
+comment on function private.domain_summary(app.domains) is
+  'The seven fields every Domain carries.';
 grant execute on function private.domain_summary(app.domains) to anon, authenticated;
 
 -- api.get_domain_trails
@@ -1350,6 +1376,8 @@ begin
   return result;
 end
 $$;
+comment on function private.discovery_facets(uuid,uuid,uuid,text,text,boolean[]) is
+  'Facets over every matching discovery item (types, domains, tracks, difficulties), not just a page; unfiltered facets come from app.snapshot_rollups.';
 grant execute on function private.discovery_facets(uuid,uuid,uuid,text,text,boolean[]) to anon, authenticated;
 
 -- api.browse_catalog

@@ -19,6 +19,8 @@ create table app.enrollments (
   constraint enrollments_started_at_in_bounds
     check (started_at >= '2000-01-01 00:00:00+00'::timestamp with time zone and started_at < 'infinity'::timestamp with time zone)
 );
+comment on table app.enrollments is
+  'A learner''s enrollment in a trail (one per user and trail), with the snapshot current when they enrolled. Rows are the caller''s own under row-level security.';
 alter table app.enrollments enable row level security;
 create policy "learners enroll themselves" on app.enrollments
   for insert to authenticated
@@ -48,6 +50,8 @@ create table app.learning_events (
   constraint learning_events_recorded_at_in_bounds
     check (recorded_at >= '2000-01-01 00:00:00+00'::timestamp with time zone and recorded_at < 'infinity'::timestamp with time zone)
 );
+comment on table app.learning_events is
+  'What a learner did with a spark (verb, when), the record progress is derived from; idempotent by key, voided rather than deleted. Rows are the caller''s own under row-level security.';
 alter table app.learning_events enable row level security;
 create policy "learners read their own events" on app.learning_events
   for select to authenticated

@@ -135,6 +135,8 @@ set search_path = ''
 as $$
   select pg_catalog.jsonb_build_object('id', u.id, 'email', u.email, 'display_name', u.display_name, 'provider', u.provider)
 $$;
+comment on function private.user_json(app.users) is
+  'A user as the auth endpoints show one: {id, email, display_name, provider}.';
 
 -- Why a session can no longer be used or renewed: 'expired' once its absolute lifetime is over,
 -- 'idle' once it has gone unrefreshed for longer than its inactivity limit; null while it is
@@ -179,6 +181,8 @@ as $$
   select pg_catalog.jsonb_build_object('sub', u.id, 'email', u.email, 'session_id', token_claims.session_id)
          || private.role_claims(u)
 $$;
+comment on function private.token_claims(app.users,uuid) is
+  'The claims the API signs into an access token for a user and session, recomputed from the database every time.';
 
 -- Records one attempt started at /auth/login.
 create or replace function private.start_oauth_attempt(provider text, state_hash text, code_verifier text, nonce text, redirect_url text, browser_hash text, ttl_seconds integer)
