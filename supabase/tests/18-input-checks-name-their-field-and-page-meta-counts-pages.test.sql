@@ -4,6 +4,8 @@
 begin;
 select plan(27);
 
+-- acting as the owner: these private helpers are called by the api functions, never by a client
+
 -- The detail of the error a statement raises, as jsonb (null when it raises none).
 create function pg_temp.error_detail(statement text) returns jsonb
 language plpgsql as $$

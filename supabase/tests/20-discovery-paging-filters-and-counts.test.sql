@@ -213,6 +213,8 @@ do $$ begin
   perform private.refresh_content_rollups('10000000-0000-4000-8000-000000000001');
   perform private.refresh_content_rollups('10000000-0000-4000-8000-000000000002');
 end $$;
+
+-- acting as anon
 select tests.clear_authentication();
 
 select is(
