@@ -22,7 +22,6 @@ import { parseArgs } from 'node:util';
 import { createClient } from '@supabase/supabase-js';
 import { SignJWT } from 'jose';
 import postgres from 'postgres';
-import { WebSocket } from 'ws';
 import { createDataApiRpc } from '../src/db/data-api-rpc.js';
 import type { Database } from '../src/db/database.types.js';
 import { prepareDatabase } from '../src/db/database.js';
@@ -32,6 +31,7 @@ import { createDatabasePool } from '../src/db/pool.js';
 import { createPostgresRpc } from '../src/db/postgres-rpc.js';
 import type { ApiArgs, DbCaller, Rpc, SnapshotFunctionName } from '../src/db/rpc.js';
 import { SnapshotCache } from '../src/db/snapshot-cache.js';
+import { supabaseClientOptions } from '../src/supabase/client-options.js';
 import { freePort, withDatabase } from '../scripts/test-database.js';
 import { authenticatorUrl, ensureAuthenticator, startPostgrest, supabaseKey } from '../test/doubles/postgrest.js';
 
@@ -45,7 +45,8 @@ const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.lengt
   const answer = async () => new Response('[]', { status: 200, headers: { 'content-type': 'application/json' } });
   const anonKey = await supabaseKey('anon', secret);
   const token = await supabaseKey('anon', secret);
-  const options = { db: { schema: 'api' as const }, realtime: { transport: WebSocket as never } };
+  // Built as the service builds its clients (Realtime transport), on the bench's own fetch.
+  const options = { ...(await supabaseClientOptions(10)), db: { schema: 'api' as const } };
   const shared = createClient<Database, 'api'>('http://127.0.0.1:9', anonKey, { ...options, accessToken: async () => null, global: { fetch: answer } });
   const shapes: [string, () => PromiseLike<unknown>][] = [
     ['a client per request (global Authorization header)', () =>
