@@ -94,3 +94,16 @@ describe('bench report: p95 rows', () => {
     expect(row).not.toContain('machine was busy');
   });
 });
+
+describe('bench report: EXPLAIN', () => {
+  it('says of each plan whether it is a warmed call or a first call, whose durations include planning', () => {
+    const r = recorded();
+    r.explains = [
+      { family: 'learning.next', reason: 'p95 20.00 ms > target 10 ms at 8 connections', plan: 'duration: 4.2 ms  plan: …', warm_ups: 5 },
+      { family: 'search', reason: 'p95 30.00 ms > target 20 ms at 8 connections', plan: 'duration: 90.1 ms  plan: …' },
+    ];
+    const report = writeReport(r).split('\n');
+    expect(report).toContain('p95 20.00 ms > target 10 ms at 8 connections; the call after 5 calls of it in the same session (cached plans)');
+    expect(report).toContain('p95 30.00 ms > target 20 ms at 8 connections; the first call in a fresh session: its durations include planning every statement');
+  });
+});
