@@ -73,8 +73,10 @@ export function createSnapshotReader(rpc: Rpc, options: SnapshotReaderOptions = 
     fn: F,
     args: ApiArgs<F> & { snapshot_id?: string },
   ): Promise<Response> {
+    // Typed here: inside this generic function Hono cannot resolve the variable's type for us.
+    const caller: RequestContext = c.get('context');
     const condition = ifNoneMatch(c.req.header('if-none-match'), fn, args);
-    const read = await rpc.readSnapshot(fn, args, c.get('context').db, condition.versions);
+    const read = await rpc.readSnapshot(fn, args, caller.db, condition.versions);
     const headers = {
       ETag: snapshotEtag(read.version, fn, args),
       'Cache-Control': args.snapshot_id ? pinned : current,

@@ -6,7 +6,7 @@ export interface AppEnv {
   Variables: {
     requestId: string;
     context: RequestContext;
-    /** The handlers' dependencies (rpc, auth, snapshot readers), set once per app (services.ts). */
+    /** The handlers' dependencies (rpc, auth, snapshot readers): built by createRouteServices (services.ts), set in app.ts. */
     services: RouteServices;
   };
 }
