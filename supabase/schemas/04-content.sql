@@ -128,7 +128,7 @@ create table app.snapshots (
   constraint snapshots_check check ((status = 'draft'::text) = (published_at is null))
 );
 comment on table app.snapshots is
-  'Versions of the content: draft, published (at most one: the current snapshot) or archived. Content rows belong to one snapshot and never change once it is published.';
+  'Versions of the content: draft, published (at most one: the current snapshot) or archived. Content rows belong to one snapshot; by convention a published snapshot''s content is not written again (the rollups are computed once, at import).';
 alter table app.snapshots enable row level security;
 create policy "anyone reads snapshots" on app.snapshots
   for select to anon, authenticated
@@ -371,7 +371,7 @@ create table app.content_imports (
   version_label text
 );
 comment on table app.content_imports is
-  'One row per content import attempt, succeeded, failed or running: counts, timings and the error named by path.';
+  'One row per content import attempt, succeeded, failed or running: counts, timings and, for a failure, its error ({code, message, detail}; validation problems listed by path).';
 alter table app.content_imports enable row level security;
 
 create index content_imports_snapshot on app.content_imports (snapshot_id);
@@ -526,7 +526,7 @@ create table app.domain_rollups (
   constraint domain_rollups_pkey primary key (snapshot_id, domain_id)
 );
 comment on table app.domain_rollups is
-  'Per snapshot and domain: trail, concept and spark counts and estimated minutes, computed once at import (snapshot content never changes).';
+  'Per snapshot and domain: trail, concept and spark counts and estimated minutes, computed once at import (private.refresh_content_rollups).';
 alter table app.domain_rollups enable row level security;
 create policy "anyone reads domain rollups" on app.domain_rollups
   for select to anon, authenticated

@@ -67,7 +67,7 @@ begin
 end
 $$;
 comment on function private.begin_content_staging() is
-  'Creates or empties the transaction''s staging table pg_temp.content_bundle_items, which the content CLI fills with COPY.';
+  'Creates or empties the transaction''s staging table pg_temp.content_bundle_items, which the content CLI fills with COPY and private.import_content_bundle from a jsonb document.';
 
 -- private.validate_staged_content
 -- Purpose: checks the staged bundle as a whole and lists EVERY problem by JSON path: types,
@@ -777,7 +777,7 @@ begin
 end
 $$;
 comment on function private.find_prerequisite_cycle() is
-  'One cycle of the staged prerequisite edges (pg_temp.content_bundle_edges) as spark ids in order, or null when they form none; prunes the edges it reads.';
+  'One prerequisite cycle among the staged edges (pg_temp.content_bundle_edges: spark or concept ids) as its ids in edge order, closed (the first id again at the end), or null when there is none. Deletes from that table every edge on no cycle.';
 
 -- private.derive_search_figures
 -- Purpose: the search figures (lexeme counts, title postings) and the lexicon of one snapshot,

@@ -185,7 +185,7 @@ begin
 end
 $$;
 comment on function private.child_previews(text,uuid[],uuid[],integer) is
-  'The first trails of domains or concepts of trails, in their order, as {id, slug, title, estimated_mins}: the one rule behind every discovery preview.';
+  'The first preview_limit trails of each domain, or concepts of each trail (order_index, title, id), as {id, slug, title, estimated_mins}: one row per parent with children, none when preview_limit is null. The rule behind the trails and concepts previews.';
 grant execute on function private.child_previews(text,uuid[],uuid[],integer) to anon, authenticated;
 
 -- A page of trails (in the given order) with their figures; `concepts` previews (see
@@ -863,7 +863,7 @@ begin
 end
 $$;
 comment on function private.concept_figures(uuid[],uuid[]) is
-  'spark_count and estimated_mins of some concepts (parallel snapshot and id arrays).';
+  'spark_count and estimated_mins (from app.concept_rollups) of the concepts whose id is in concept_ids and whose snapshot is in snapshots (not parallel arrays: callers pass the distinct snapshots).';
 grant execute on function private.concept_figures(uuid[],uuid[]) to anon, authenticated;
 
 -- Figures of some trails: concept_count, spark_count and estimated_mins over the trail's
@@ -1045,7 +1045,7 @@ begin
 end
 $$;
 comment on function private.discovery_items_json(text,uuid[],uuid[],integer,text) is
-  'A page of stored discovery item texts (built by their builder where none is stored), previews cut to preview_limit, joined by '', ''; null for an empty page.';
+  'A page of discovery items as JSON texts joined by '', '' (null for an empty page): the stored texts (built by their builder where none is stored), with preview_limit child previews (none, and no previews key, when it is null) and "type" first when type is given.';
 grant execute on function private.discovery_items_json(text,uuid[],uuid[],integer,text) to anon, authenticated;
 
 -- The seven fields every Domain carries.

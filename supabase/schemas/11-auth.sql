@@ -182,7 +182,7 @@ as $$
          || private.role_claims(u)
 $$;
 comment on function private.token_claims(app.users,uuid) is
-  'The claims the API signs into an access token for a user and session, recomputed from the database every time.';
+  '{sub, email, session_id} and private.role_claims of a user row and session: what the API signs into an access token. Its callers pass the freshly read profile, so every token carries current claims.';
 
 -- Records one attempt started at /auth/login.
 create or replace function private.start_oauth_attempt(provider text, state_hash text, code_verifier text, nonce text, redirect_url text, browser_hash text, ttl_seconds integer)
