@@ -79,7 +79,7 @@ select throws_ok($$ select private.require_learning_time('reviewed_at', '1999-12
 select is((select array[d ->> 'field', ((d ->> 'min')::timestamptz = '2000-01-01 00:00:00+00')::text]
             from pg_temp.error_detail($$ select private.require_learning_time('reviewed_at', '1999-12-31 23:59:59+00') $$) d),
   array['reviewed_at', 'true'],
-  'the detail names the field and the bound (in the session''s time zone)');
+  'the detail names the field and the bound (compared as an instant)');
 
 -- ---------------------------------------------------------------------------------------------
 -- private.page_meta

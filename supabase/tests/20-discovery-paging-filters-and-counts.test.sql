@@ -76,9 +76,10 @@ insert into app.domains (snapshot_id, id, slug, name, category_id, is_published)
   ('10000000-0000-4000-8000-000000000001', '30000000-0000-4000-8000-000000000003', 'art', 'Art', null, true),
   ('10000000-0000-4000-8000-000000000001', '30000000-0000-4000-8000-000000000004', 'hush', 'Hush', '20000000-0000-4000-8000-000000000001', false),
   ('10000000-0000-4000-8000-000000000002', '30000000-0000-4000-8000-000000000001', 'data', 'Data draft', null, true);
-insert into app.trails (snapshot_id, id, domain_id, slug, title, difficulty_level) values
-  ('10000000-0000-4000-8000-000000000001', '40000000-0000-4000-8000-000000000001', '30000000-0000-4000-8000-000000000001', 'sql', 'SQL', 'beginner'),
-  ('10000000-0000-4000-8000-000000000001', '40000000-0000-4000-8000-000000000002', '30000000-0000-4000-8000-000000000001', 'olap', 'OLAP', 'advanced');
+-- (the trails' order_index is not their title order)
+insert into app.trails (snapshot_id, id, domain_id, slug, title, difficulty_level, order_index) values
+  ('10000000-0000-4000-8000-000000000001', '40000000-0000-4000-8000-000000000001', '30000000-0000-4000-8000-000000000001', 'sql', 'SQL', 'beginner', 0),
+  ('10000000-0000-4000-8000-000000000001', '40000000-0000-4000-8000-000000000002', '30000000-0000-4000-8000-000000000001', 'olap', 'OLAP', 'advanced', 1);
 insert into app.concepts (snapshot_id, id, trail_id, slug, title, order_index) values
   ('10000000-0000-4000-8000-000000000001', '50000000-0000-4000-8000-000000000001', '40000000-0000-4000-8000-000000000001', 'select', 'Select', 0),
   ('10000000-0000-4000-8000-000000000001', '50000000-0000-4000-8000-000000000002', '40000000-0000-4000-8000-000000000001', 'joins', 'Joins', 1);
@@ -155,26 +156,28 @@ select is(api.browse_catalog() -> 'meta',
   'browse pages over the published domains');
 select is(
   (select pg_catalog.jsonb_agg(t -> 'slug') from pg_catalog.jsonb_array_elements(api.browse_catalog(domain => 'data') -> 'data' -> 0 -> 'trails') t),
-  '["olap", "sql"]'::jsonb,
-  'a domain''s trails come in trail order (order_index, then title)');
+  '["sql", "olap"]'::jsonb,
+  'a domain''s trails come in their order (order_index), not title order');
 select is(
   (select pg_catalog.jsonb_agg(c -> 'slug')
-   from pg_catalog.jsonb_array_elements(api.browse_catalog(domain => 'data') -> 'data' -> 0 -> 'trails' -> 1 -> 'concepts') c),
+   from pg_catalog.jsonb_array_elements(api.browse_catalog(domain => 'data') -> 'data' -> 0 -> 'trails' -> 0 -> 'concepts') c),
   '["select", "joins"]'::jsonb,
   'a trail''s concepts come in position order, not title order');
 select is(
-  (api.browse_catalog(domain => 'data') -> 'data' -> 0 -> 'trails' -> 1) - 'concepts',
+  (api.browse_catalog(domain => 'data') -> 'data' -> 0 -> 'trails' -> 0) - 'concepts',
   (api.list_discovery_trails(domain => 'data') -> 'data' -> 1) - 'description' - 'concepts',
   'a trail in browse carries the figures /discovery/trails gives it (no description)');
 select is(
-  (select pg_catalog.jsonb_agg(d -> 'slug') from pg_catalog.jsonb_array_elements(api.browse_catalog(difficulty => 'advanced') -> 'data') d)
-    || (api.browse_catalog(difficulty => 'advanced') -> 'data' -> 0 -> 'trails' -> 0 -> 'slug'),
-  '["data", "olap"]'::jsonb,
+  (select pg_catalog.jsonb_build_array(
+     (select pg_catalog.jsonb_agg(d -> 'slug') from pg_catalog.jsonb_array_elements(b.data) d),
+     (select pg_catalog.jsonb_agg(t -> 'slug') from pg_catalog.jsonb_array_elements(b.data -> 0 -> 'trails') t))
+   from (select api.browse_catalog(difficulty => 'advanced') -> 'data' as data) b),
+  '[["data"], ["olap"]]'::jsonb,
   'a difficulty keeps the domains that have a trail of that level, and only those trails');
 select is(
   pg_catalog.jsonb_build_array(
     pg_catalog.jsonb_array_length(api.browse_catalog(domain => 'data', trail_limit => 1) -> 'data' -> 0 -> 'trails'),
-    pg_catalog.jsonb_array_length(api.browse_catalog(domain => 'data', concept_limit => 1) -> 'data' -> 0 -> 'trails' -> 1 -> 'concepts'),
+    pg_catalog.jsonb_array_length(api.browse_catalog(domain => 'data', concept_limit => 1) -> 'data' -> 0 -> 'trails' -> 0 -> 'concepts'),
     api.browse_catalog(domain => 'data', trail_limit => 0) -> 'data' -> 0 -> 'trails'),
   '[1, 1, []]'::jsonb,
   'trail_limit and concept_limit cut the nested lists; 0 gives none');
@@ -184,9 +187,12 @@ select is(
   'browse''s second page of two domains holds the third');
 select is(api.browse_catalog(snapshot_id => '10000000-0000-4000-8000-000000000002') -> 'data' -> 0 -> 'name', '"Data draft"'::jsonb,
   'browse reads the snapshot it is given, a draft included');
-select throws_ok($$ select api.browse_catalog(per_page => 51) $$, '22023', null, 'browse pages hold at most 50 domains');
-select throws_ok($$ select api.browse_catalog(trail_limit => 21) $$, '22023', null, 'trail_limit is at most 20');
-select throws_ok($$ select api.browse_catalog(concept_limit => -1) $$, '22023', null, 'concept_limit is at least 0');
+select throws_ok($$ select api.browse_catalog(per_page => 51) $$, '22023', 'per_page must be an integer between 1 and 50',
+  'browse pages hold at most 50 domains');
+select throws_ok($$ select api.browse_catalog(trail_limit => 21) $$, '22023', 'trail_limit must be an integer between 0 and 20',
+  'trail_limit is at most 20');
+select throws_ok($$ select api.browse_catalog(concept_limit => -1) $$, '22023', 'concept_limit must be an integer between 0 and 20',
+  'concept_limit is at least 0');
 select throws_ok($$ select api.browse_catalog(difficulty => 'hard') $$, '22023', null, 'browse knows the difficulty levels');
 select throws_ok($$ select api.browse_catalog(domain => 'nope') $$, 'PT404', 'domain nope not found',
   'browse of an unknown domain is not found');
@@ -199,7 +205,7 @@ reset role;
 -- ---------------------------------------------------------------------------------------------
 -- /discovery/sparks: title order, or a concept's position order
 -- ---------------------------------------------------------------------------------------------
--- An advanced spark in no concept yet, a concept whose position order is not its title order,
+-- An advanced spark placed first in a new concept whose position order is not its title order,
 -- and a spark of the draft only.
 insert into app.sparks (snapshot_id, id, slug, title, summary, difficulty, estimated_mins) values
   ('10000000-0000-4000-8000-000000000001', '60000000-0000-4000-8000-000000000003', 'window', 'Window', 'Frames over rows', 'advanced', 9),
@@ -244,8 +250,10 @@ select is(
   '["sketch"]'::jsonb,
   'snapshot_id reads that snapshot''s sparks only');
 select is(api.list_discovery_sparks(page => 9) -> 'data', '[]'::jsonb, 'a page past the end is empty, not an error');
-select throws_ok($$ select api.list_discovery_sparks(per_page => 101) $$, '22023', null, 'a sparks page holds at most 100');
-select throws_ok($$ select api.list_discovery_sparks(page => 0) $$, '22023', null, 'pages start at 1');
+select throws_ok($$ select api.list_discovery_sparks(per_page => 101) $$, '22023', 'per_page must be an integer between 1 and 100',
+  'a sparks page holds at most 100');
+select throws_ok($$ select api.list_discovery_sparks(page => 0) $$, '22023', 'page must be an integer between 1 and 100000',
+  'pages start at 1');
 select throws_ok($$ select api.list_discovery_sparks(difficulty => 'hard') $$, '22023', null, 'the sparks list knows the difficulty levels');
 select throws_ok($$ select api.list_discovery_sparks(concept => 'nope') $$, 'PT404', 'concept nope not found',
   'an unknown concept slug is not found');
