@@ -87,6 +87,9 @@ describe('supabase/config.toml', () => {
       const upper = provider.toUpperCase();
       expect(config.auth.external[provider]).toMatchObject({ enabled: true, client_id: `env(${upper}_CLIENT_ID)`, secret: `env(${upper}_CLIENT_SECRET)` });
     }
+    // Where Supabase Auth may send the browser back: AUTH_CALLBACK_URL's default (the explorer's
+    // callback page, on the default port) and the API's own callback.
+    expect(config.auth.additional_redirect_urls).toContain('http://localhost:3000/explore/callback');
     expect(config.auth.additional_redirect_urls).toContain('http://127.0.0.1:3000/auth/callback');
   });
 
