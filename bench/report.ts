@@ -659,8 +659,8 @@ importing the dataset and preparing the mixes: about 75 minutes for the full run
   variant runs in a rolled-back transaction with auto_explain (analyze, buffers, nested statements,
   log level notice), so the plans inside the api functions are shown, slowest statements first. A read
   is called five times before the captured call, as a pooled connection has called it before: the plan
-  shown is the cached one, and the durations leave out the first call's planning (runs before
-  2026-11-27 evening captured the first call; each EXPLAIN says which).
+  shown is the cached one, and the durations leave out the first call's planning (runs up to
+  the fourth whole run, of 2026-11-27 evening, captured the first call; each EXPLAIN says which).
 - **Dataset**: the content CLI's synthetic generator (\`npm run content -- generate --sparks N --seed 42\`,
   then \`import --promote\`, timed: the "Import" table). Users, enrollments and learning events are
   generated set-based by \`bench/sql/journeys.sql\` for the rows of \`bench_users\`: the learners signed in
