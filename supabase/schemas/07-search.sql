@@ -337,7 +337,9 @@ grant execute on function private.search_title_word_query(text) to anon, authent
 --          two ways with the same answer (pgTAP 49 compares them): by_words, the titles holding
 --          the words the text needs there (private.search_title_word_query; the indexes above);
 --          otherwise the titles holding the text anywhere (trigram index). Either way each is
---          then checked for the text at a word start.
+--          then checked for the text at a word start. Two statements, not one with both
+--          predicates: a generic plan of one statement could use neither index (the reason
+--          private.search_matches keeps two too).
 -- Params:  snapshot (null: every snapshot), normalized (trimmed), by_words (for a text with a
 --          letter or digit; without one the trigram index is used).
 -- Returns: one row per content row found.
