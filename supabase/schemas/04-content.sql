@@ -98,6 +98,23 @@ comment on function private.search_normalize(text) is
   'Search normalisation: unaccent with a pinned dictionary, then lower-case. Immutable so indexes can use it.';
 grant execute on function private.search_normalize(text) to anon, authenticated;
 
+-- private.like_escape
+-- Purpose: a text as a LIKE pattern matching exactly that text (backslash, % and _ escaped with
+--          the default escape character), to put between or beside wildcards.
+create or replace function private.like_escape(value text)
+returns text
+language sql
+immutable
+strict
+parallel safe
+set search_path = ''
+as $$
+  select pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(like_escape.value, '\', '\\'), '%', '\%'), '_', '\_')
+$$;
+comment on function private.like_escape(text) is
+  'A text as a LIKE pattern that matches exactly it: backslash, % and _ escaped.';
+grant execute on function private.like_escape(text) to anon, authenticated;
+
 -- private.search_document
 -- Purpose: the weighted search document of one content row: title A, body B.
 -- plpgsql, not sql: as private.search_normalize.

@@ -1184,8 +1184,7 @@ begin
     'trail' = any(requested) and tid is null,
     'concept' = any(requested) and list_discovery_items.difficulty is null];
   if list_discovery_items.q is not null then
-    pattern := '%' || pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
-                 list_discovery_items.q, '\', '\\'), '%', '\%'), '_', '\_') || '%';
+    pattern := '%' || private.like_escape(list_discovery_items.q) || '%';
   end if;
 
   caps := array[
@@ -1295,9 +1294,7 @@ set search_path = ''
 set plan_cache_mode to 'force_custom_plan'
 as $$
 declare
-  pattern text := case when discovery_facets.q is null then null
-                       else '%' || pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
-                              discovery_facets.q, '\', '\\'), '%', '\%'), '_', '\_') || '%' end;
+  pattern text := '%' || private.like_escape(discovery_facets.q) || '%';
   result jsonb;
 begin
   -- No filter at all: the snapshot's facets were computed at import (app.snapshot_rollups).

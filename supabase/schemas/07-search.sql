@@ -350,7 +350,7 @@ stable
 set search_path = ''
 as $$
 declare
-  pattern text := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(suggest_title_word_candidates.normalized, '\', '\\'), '%', '\%'), '_', '\_');
+  pattern text := private.like_escape(suggest_title_word_candidates.normalized);
   word_start text := '(^|[^[:alnum:]])' || pg_catalog.regexp_replace(suggest_title_word_candidates.normalized, '([^[:alnum:][:space:]])', '\\\1', 'g');
   words tsquery := case when suggest_title_word_candidates.by_words then private.search_title_word_query(suggest_title_word_candidates.normalized) end;
 begin
@@ -514,7 +514,7 @@ as $$
   from (
     select x.* from private.suggest_title_prefixes(
       suggest_title_prefix_list.snapshot,
-      pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(suggest_title_prefix_list.normalized, '\', '\\'), '%', '\%'), '_', '\_'),
+      private.like_escape(suggest_title_prefix_list.normalized),
       suggest_title_prefix_list.wanted + pg_catalog.jsonb_array_length(suggest_title_prefix_list.taken)) x
     where not (suggest_title_prefix_list.taken @> pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('text', x.text, 'type', x.type)))
     order by x.norm collate "C", x.text, x.type
