@@ -31,8 +31,9 @@ import { zipfRepeatShare } from './zipf.js';
 import { reviseBundle } from './revision.js';
 import { createSessionMinter, type SessionMinter } from './sessions.js';
 import { npmStartArgs } from './start-command.js';
-import { runPgbench, runWrk, writeRequestsFile, type LoadResult, type PgbenchTarget, type WrkMode } from './loadgen.js';
-import { CLK_TCK, peakRssMb, processTicks, rssMb, runMeasured, treeTicks } from './proc.js';
+import { runPgbench, runWrk, writeRequestsFile, type PgbenchTarget, type WrkMode } from './loadgen.js';
+import { measure, measureInterleaved, type Side, type Window } from './measure.js';
+import { peakRssMb, rssMb, runMeasured } from './proc.js';
 import { CHEAP_R1_RPS, explainFamilies, summariseRun, writeReport, type BenchResults, type FamilyResult, type GrowthRatio, type ImportRun, type Measurement, type PreviousRun, type SnapshotCacheUse } from './report.js';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -317,41 +318,6 @@ function routeAvailable(routes: Set<string>, route: string) {
 // ---------------------------------------------------------------------------------------------
 // Measurement
 // ---------------------------------------------------------------------------------------------
-function average(results: LoadResult[]): LoadResult {
-  const mean = (k: keyof LoadResult) => results.reduce((s, r) => s + r[k], 0) / results.length;
-  const sum = (k: keyof LoadResult) => results.reduce((s, r) => s + r[k], 0);
-  return {
-    rps: mean('rps'), p50_ms: mean('p50_ms'), p95_ms: mean('p95_ms'), p99_ms: mean('p99_ms'),
-    requests: sum('requests'), errors: sum('errors'), non2xx: sum('non2xx'), duration_s: sum('duration_s'), client_cpu_s: sum('client_cpu_s'),
-  };
-}
-
-/** Something sampled just before and just after the kept runs. */
-interface Window {
-  start(): Promise<void>;
-  end(): Promise<void>;
-}
-
-/** Three runs, first discarded; CPU of the API and Postgres sampled around the kept runs. */
-async function measure(run: () => Promise<LoadResult>, pids: { api?: number; postgres: number }, window?: Window): Promise<Measurement> {
-  await run(); // run 1: discarded
-  await window?.start();
-  const before = { api: pids.api ? processTicks(pids.api) : 0, pg: treeTicks(pids.postgres), at: performance.now() };
-  const kept = [await run(), await run()];
-  const elapsed = (performance.now() - before.at) / 1000;
-  await window?.end();
-  const result = average(kept);
-  return {
-    ...result,
-    runs: kept,
-    cpu: {
-      api: pids.api ? (processTicks(pids.api) - before.api) / CLK_TCK / elapsed : undefined,
-      postgres: (treeTicks(pids.postgres) - before.pg) / CLK_TCK / elapsed,
-      client: result.client_cpu_s / elapsed,
-    },
-  };
-}
-
 /**
  * How often the snapshot body cache answered, counted by the database: every snapshot read is
  * one call of private.dispatch_snapshot_read, and only a miss runs the content function inside
@@ -722,39 +688,59 @@ async function main() {
     const bigDataset = await loadDataset(bigUrl, 10);
     bigImport = bigDataset.import;
     const bigCounts = await datasetCounts(bigUrl);
+    // Both catalogs are served at once, and each family's 1x and 10x runs are interleaved
+    // (measureInterleaved): the ratio compares two sizes, not two hours of a shared host.
+    const smallApi = await startApi(baseDbUrl);
     api = await startApi(bigUrl);
     const bigSql = postgres(bigUrl, { max: 1, onnotice: () => undefined });
     const bigFixtures = await sampleFixtures(bigSql, bigDataset.learnerTokens);
     await bigSql.end();
     const ratios: Record<string, GrowthRatio> = {};
+    const smallStatsSql = postgres(baseDbUrl, { max: 1, onnotice: () => undefined });
     const bigStatsSql = postgres(bigUrl, { max: 1, onnotice: () => undefined });
     for (const p of prepared) {
       if (p.family.singleUse || !GROWTH_GROUPS.includes(p.family.group)) continue;
-      const file = path.join(tempDir, `${p.family.name}.10x.requests`);
-      await writeRequestsFile(file, p.family.variants(bigFixtures).slice(0, opts.variants).map((v) => v.request));
+      const bigFile = path.join(tempDir, `${p.family.name}.10x.requests`);
+      await writeRequestsFile(bigFile, p.family.variants(bigFixtures).slice(0, opts.variants).map((v) => v.request));
       const mode: WrkMode = p.family.write ? 'write' : 'zipf';
-      const write = (i: number) => (p.family.write ? { runId: `bench-${started.getTime()}-10x-${i}`, ackedFile: path.join(tempDir!, `${p.family.name}.10x.${i}.acked`) } : undefined);
-      log(`growth ${p.family.name} at 8 connections`);
-      let i = 0;
-      await runWrk(api.baseUrl, file, 8, opts.warmupSeconds, mode, write(i++));
-      const counter = p.snapshot ? snapshotCacheCounter(bigStatsSql, p.snapshot.functions) : undefined;
-      const m = await measure(() => runWrk(api.baseUrl, file, 8, opts.runSeconds, mode, write(i++)), pids(), counter?.window);
-      if (m.errors) log(`growth ${p.family.name}: ${m.errors} of ${m.requests} responses failed at 10x`);
-      const base = results.find((r) => r.name === p.family.name)?.byConnections[8]?.api;
-      if (base) {
-        ratios[p.family.name] = {
-          base_p95_ms: base.p95_ms,
-          x10_p95_ms: m.p95_ms,
-          ratio: m.p95_ms / base.p95_ms,
-          x10_hit_rate: counter?.result(m.requests).hit_rate,
-          x10_rps: m.rps,
-          x10_cpu: m.cpu,
-          x10_errors: m.errors,
-          x10_requests: m.requests,
+      const side = (size: '1x' | '10x', target: Api, file: string, statsSql: postgres.Sql) => {
+        let i = 0;
+        const run = (seconds: number) => {
+          const index = i++;
+          const write = p.family.write ? { runId: `bench-${started.getTime()}-growth-${size}-${index}`, ackedFile: path.join(tempDir!, `${p.family.name}.growth-${size}.${index}.acked`) } : undefined;
+          return runWrk(target.baseUrl, file, 8, seconds, mode, write);
         };
-      }
+        const counter = p.snapshot ? snapshotCacheCounter(statsSql, p.snapshot.functions) : undefined;
+        return { warm: () => run(opts.warmupSeconds), counter, side: { run: () => run(opts.runSeconds), pids: { api: target.child.pid, postgres: pgPid }, window: counter?.window } satisfies Side };
+      };
+      const small = side('1x', smallApi, p.variedFile, smallStatsSql);
+      const big = side('10x', api, bigFile, bigStatsSql);
+      log(`growth ${p.family.name} at 8 connections, 1x and 10x interleaved`);
+      await small.warm();
+      await big.warm();
+      const [s, m] = await measureInterleaved([small.side, big.side]);
+      if (m.errors) log(`growth ${p.family.name}: ${m.errors} of ${m.requests} responses failed at 10x`);
+      if (s.errors) log(`growth ${p.family.name}: ${s.errors} of ${s.requests} responses failed at 1x`);
+      ratios[p.family.name] = {
+        base_p95_ms: s.p95_ms,
+        x10_p95_ms: m.p95_ms,
+        ratio: m.p95_ms / s.p95_ms,
+        main_run_p95_ms: results.find((r) => r.name === p.family.name)?.byConnections[8]?.api.p95_ms,
+        base_hit_rate: small.counter?.result(s.requests).hit_rate,
+        x10_hit_rate: big.counter?.result(m.requests).hit_rate,
+        base_rps: s.rps,
+        base_cpu: s.cpu,
+        x10_rps: m.rps,
+        x10_cpu: m.cpu,
+        base_errors: s.errors,
+        base_requests: s.requests,
+        x10_errors: m.errors,
+        x10_requests: m.requests,
+      };
     }
+    await smallStatsSql.end();
     await bigStatsSql.end();
+    await stopChild(smallApi.child);
     await stopChild(api.child);
     growth = { run: true, dataset: bigCounts, source: bigDataset.source, ratios };
   }

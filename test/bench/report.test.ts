@@ -32,7 +32,7 @@ describe('bench report: growth rows', () => {
     r.growth.ratios['learning.next'] = { base_p95_ms: 10, x10_p95_ms: 12, ratio: 1.2, x10_errors: 0, x10_requests: 9000 };
     const report = writeReport(r).split('\n');
     expect(report).toContain('| 0 errors at 10x | snapshots.changes | 6,949 of 8,500 | **missed** |');
-    expect(growthRow(report.join('\n'), 'snapshots.changes')).toBe('| p95 growth 10x/1x ≤ 1.5 | snapshots.changes | 0.50 | **not measured** (the 10x run had failed responses) |');
+    expect(growthRow(report.join('\n'), 'snapshots.changes')).toBe('| p95 growth 10x/1x ≤ 1.5 | snapshots.changes | 0.50 | **not measured** (the growth runs had failed responses) |');
     expect(report).toContain('| 0 errors at 10x | learning.next | 0 of 9,000 | met |');
     expect(growthRow(report.join('\n'), 'learning.next')).toContain('| 1.20 | met (margin 0.30) |');
   });
@@ -53,8 +53,39 @@ describe('bench report: growth table', () => {
     r.growth.ratios['learning.next'] = { base_p95_ms: 10, x10_p95_ms: 20, ratio: 2, x10_rps: 1234.4, x10_cpu: { api: 0.5, postgres: 1.25, client: 0.1 } };
     r.growth.ratios['learning.reviews'] = { base_p95_ms: 10, x10_p95_ms: 20, ratio: 2 };
     const table = (family: string) => writeReport(r).split('\n').find((line) => line.startsWith(`| ${family} | 10.00 | 20.00 |`));
+    // Before interleaving, the base was the main run's: its p95, throughput and CPU.
     expect(table('learning.next')).toBe(`| learning.next | 10.00 | 20.00 | 2.00 | ${Math.round(base.rps)} / 1234 | ${base.cpu.api!.toFixed(2)} / ${base.cpu.postgres.toFixed(2)} | 0.50 / 1.25 |`);
     expect(table('learning.reviews')).toMatch(/ \/ – \| .* \| – \|$/);
+  });
+
+  it('gives an interleaved run\'s own 1x figures, the main run\'s p95 beside them, and says how it measured', () => {
+    const r = recorded();
+    if (!r.growth.run) throw new Error('the recorded run has a growth run');
+    r.growth.ratios['learning.next'] = {
+      base_p95_ms: 10, x10_p95_ms: 12, ratio: 1.2, main_run_p95_ms: 17.5,
+      base_rps: 900.4, base_cpu: { api: 0.4, postgres: 1.3, client: 0.1 }, base_errors: 0, base_requests: 5000,
+      x10_rps: 800, x10_cpu: { api: 0.35, postgres: 1.4, client: 0.1 }, x10_errors: 0, x10_requests: 4000,
+    };
+    const report = writeReport(r).split('\n');
+    expect(report).toContain('| learning.next | 10.00 | 12.00 | 1.20 | 17.50 | 900 / 800 | 0.40 / 1.30 | 0.35 / 1.40 |');
+    expect(report.some((line) => line.startsWith("Each family's 1x and 10x runs are interleaved"))).toBe(true);
+    expect(report).toContain('| 0 errors in the growth runs (1x and 10x) | learning.next | 0 of 9,000 | met |');
+  });
+
+  it('counts failed responses of the interleaved 1x runs against the growth verdict too', () => {
+    const r = recorded();
+    if (!r.growth.run) throw new Error('the recorded run has a growth run');
+    r.growth.ratios['learning.next'] = { base_p95_ms: 10, x10_p95_ms: 12, ratio: 1.2, main_run_p95_ms: 11, base_errors: 3, base_requests: 5000, x10_errors: 0, x10_requests: 4000 };
+    const report = writeReport(r);
+    expect(report.split('\n')).toContain('| 0 errors in the growth runs (1x and 10x) | learning.next | 3 of 9,000 | **missed** |');
+    expect(growthRow(report, 'learning.next')).toContain('**not measured**');
+  });
+
+  it('gives the hit rate of the interleaved 1x run where it has one', () => {
+    const r = recorded();
+    if (!r.growth.run) throw new Error('the recorded run has a growth run');
+    r.growth.ratios['search.autocomplete'] = { base_p95_ms: 18, x10_p95_ms: 90, ratio: 5, main_run_p95_ms: 17, base_hit_rate: 0.5, x10_hit_rate: 0.9 };
+    expect(growthRow(writeReport(r), 'search.autocomplete')).toContain('body-cache hits 50.0% at 1x, 90.0% at 10x');
   });
 });
 
