@@ -42,17 +42,18 @@ describe('bench measurement', () => {
   });
 
   it('charges each side the CPU of its own kept runs', async () => {
-    const busy = (ms: number) => {
-      const until = performance.now() + ms;
-      while (performance.now() < until);
+    // Spins until the process has used 200 ms of CPU, however busy the machine is.
+    const spin = () => {
+      const start = process.cpuUsage();
+      while (process.cpuUsage(start).user + process.cpuUsage(start).system < 200_000);
     };
-    const spin = (ms: number): Side => ({ run: async () => (busy(ms), result(1)), pids: { api: process.pid, postgres: process.pid } });
+    const pids = { api: process.pid, postgres: process.pid };
     const [idle, loaded] = await measureInterleaved([
-      { run: async () => (await new Promise((r) => setTimeout(r, 150)), result(1)), pids: { api: process.pid, postgres: process.pid } },
-      spin(150),
+      { run: async () => (await new Promise((r) => setTimeout(r, 200)), result(1)), pids },
+      { run: async () => (spin(), result(1)), pids },
     ]);
-    // The spinning side used about one core; the sleeping one about none.
-    expect(loaded.cpu.api).toBeGreaterThan(0.6);
-    expect(idle.cpu.api).toBeLessThan(0.4);
+    // Each kept run of the spinning side cost 200 ms of CPU, charged to it and not to the sleeping one.
+    expect(loaded.cpu.api).toBeGreaterThan(0.15);
+    expect(loaded.cpu.api).toBeGreaterThan(3 * idle.cpu.api!);
   });
 });

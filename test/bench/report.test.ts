@@ -56,6 +56,7 @@ describe('bench report: growth table', () => {
     // Before interleaving, the base was the main run's: its p95, throughput and CPU.
     expect(table('learning.next')).toBe(`| learning.next | 10.00 | 20.00 | 2.00 | ${Math.round(base.rps)} / 1234 | ${base.cpu.api!.toFixed(2)} / ${base.cpu.postgres.toFixed(2)} | 0.50 / 1.25 |`);
     expect(table('learning.reviews')).toMatch(/ \/ – \| .* \| – \|$/);
+    expect(writeReport(r).split('\n').some((line) => line.startsWith('This run predates interleaved growth runs'))).toBe(true);
   });
 
   it('gives an interleaved run\'s own 1x figures, the main run\'s p95 beside them, and says how it measured', () => {
