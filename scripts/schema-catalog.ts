@@ -271,7 +271,8 @@ async function comments(url: string): Promise<CommentRow[]> {
       from pg_catalog.pg_description d,
            lateral pg_catalog.pg_identify_object(d.classoid, d.objoid, d.objsubid) i,
            lateral pg_catalog.pg_identify_object_as_address(d.classoid, d.objoid, d.objsubid) a
-      where i.schema = any(${PROJECT_SCHEMAS}) or (d.classoid = 'pg_catalog.pg_namespace'::regclass and i.identity = any(${PROJECT_SCHEMAS}))`;
+      where (i.schema = any(${PROJECT_SCHEMAS}) or (d.classoid = 'pg_catalog.pg_namespace'::regclass and i.identity = any(${PROJECT_SCHEMAS})))
+        and not exists (select from pg_catalog.pg_depend e where e.classid = d.classoid and e.objid = d.objoid and e.deptype = 'e')`;
   } finally {
     await sql.end();
   }
@@ -343,7 +344,9 @@ export async function catalogRows(url: string, schemas = PROJECT_SCHEMAS): Promi
     const comments = await sql<{ line: string }[]>`
       select i.type || ' ' || i.identity || E'\tcomment ' || d.description as line
       from pg_catalog.pg_description d, lateral pg_catalog.pg_identify_object(d.classoid, d.objoid, d.objsubid) i
-      where i.schema = any(${schemas}) or (d.classoid = 'pg_catalog.pg_namespace'::regclass and i.identity = any(${schemas}))`;
+      where (i.schema = any(${schemas}) or (d.classoid = 'pg_catalog.pg_namespace'::regclass and i.identity = any(${schemas})))
+        -- an extension's own comments come with it (intarray comments its operators' functions)
+        and not exists (select from pg_catalog.pg_depend e where e.classid = d.classoid and e.objid = d.objoid and e.deptype = 'e')`;
     const defaults = await sql<{ line: string }[]>`
       select 'default privileges of ' || pg_catalog.pg_get_userbyid(a.defaclrole) || coalesce(' in schema ' || n.nspname, '')
              || ' on ' || a.defaclobjtype::text || E'\t'

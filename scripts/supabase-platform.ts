@@ -17,11 +17,11 @@ const PLATFORM_SCHEMAS = ['auth', 'extensions', 'public'];
 
 /**
  * What the migrations may change of Supabase's on a project, each written down where it is done:
- * the three extensions search needs (supabase/schemas/01-platform.sql) and the pre-request hook on
+ * the four extensions search needs (supabase/schemas/01-platform.sql) and the pre-request hook on
  * authenticator (12-dispatch.sql; the fixture's postgres, without supautils, may not set it).
  */
 export const PERMITTED_PLATFORM_CHANGES = [
-  /^\+ extension (pg_trgm|unaccent|btree_gin)\textensions$/,
+  /^\+ extension (pg_trgm|unaccent|btree_gin|intarray)\textensions$/,
   /^\+ role setting authenticator\tpgrst\.db_pre_request=private\.check_request$/,
   // The API's own login role (supabase/schemas/02-callers.sql): created without LOGIN, a member of
   // the two request roles and nothing else.

@@ -1,8 +1,8 @@
 -- The platform: make a vanilla PostgreSQL look like a Supabase project, and leave one as it is.
 --
 -- On Supabase the roles, the `extensions` schema and the `auth` helpers already exist and `auth`
--- belongs to another owner, so every step is guarded: there this file only enables pg_trgm and
--- unaccent in `extensions` (search needs them), and the migrations change no default privilege
+-- belongs to another owner, so every step is guarded: there this file only enables pg_trgm,
+-- unaccent, btree_gin and intarray in `extensions` (search needs them), and the migrations change no default privilege
 -- and no object of Supabase's but for registering the pre-request hook on authenticator
 -- (12-dispatch.sql); they add the API's own login role (02-callers.sql) and the profile trigger
 -- on auth.users (13-supabase-auth.sql); `npm test` proves it on a Supabase-shaped database
@@ -49,6 +49,8 @@ create extension if not exists pg_trgm with schema extensions;
 create extension if not exists unaccent with schema extensions;
 -- btree_gin: GIN indexes that lead with the snapshot id, so a search reads one snapshot's rows
 create extension if not exists btree_gin with schema extensions;
+-- intarray: sorted integer sets (search postings) intersected and merged in C
+create extension if not exists intarray with schema extensions;
 
 -- auth.uid(), auth.role(), auth.jwt() exactly as Supabase defines them, only where the
 -- `auth` schema is ours to write (absent, or owned by the migrating role).

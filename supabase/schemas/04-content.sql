@@ -176,6 +176,15 @@ create policy "anyone reads categories" on app.categories
   using (true);
 grant select on app.categories to anon, authenticated;
 
+-- Search document numbers (app.search_postings): one sequence for the four searchable tables,
+-- so a number names one row of a snapshot whatever its type, and number order is write order
+-- (the import writes a bundle in its own order). Integers, because the postings are int4 sets
+-- (intarray); it cycles after 2^31 numbers, and a snapshot's numbers stay unique (each table's
+-- unique constraint) unless one snapshot outlives two billion writes beside it.
+create sequence app.search_doc_numbers as integer cycle;
+comment on sequence app.search_doc_numbers is
+  'Search document numbers of domains, trails, concepts and sparks (app.search_postings), in write order.';
+
 create table app.domains (
   snapshot_id uuid not null references app.snapshots (id) on delete cascade,
   id uuid not null,
@@ -189,8 +198,10 @@ create table app.domains (
   learning_outcomes text[] default '{}'::text[] not null,
   search_vector tsvector generated always as (private.search_document(name, description)) stored,
   search_title text generated always as (private.search_normalize(name)) stored,
+  search_doc integer default nextval('app.search_doc_numbers'::regclass) not null,
   constraint domains_pkey primary key (snapshot_id, id),
   constraint domains_snapshot_id_slug_key unique (snapshot_id, slug),
+  constraint domains_snapshot_id_search_doc_key unique (snapshot_id, search_doc) include (id),
   constraint domains_snapshot_id_category_id_fkey foreign key (snapshot_id, category_id) references app.categories (snapshot_id, id)
 );
 comment on table app.domains is
@@ -217,8 +228,10 @@ create table app.trails (
   order_index integer default 0 not null,
   search_vector tsvector generated always as (private.search_document(title, description)) stored,
   search_title text generated always as (private.search_normalize(title)) stored,
+  search_doc integer default nextval('app.search_doc_numbers'::regclass) not null,
   constraint trails_pkey primary key (snapshot_id, id),
   constraint trails_snapshot_id_slug_key unique (snapshot_id, slug),
+  constraint trails_snapshot_id_search_doc_key unique (snapshot_id, search_doc) include (id),
   constraint trails_snapshot_id_domain_id_fkey foreign key (snapshot_id, domain_id) references app.domains (snapshot_id, id)
 );
 comment on table app.trails is
@@ -243,8 +256,10 @@ create table app.concepts (
   order_index integer default 0 not null,
   search_vector tsvector generated always as (private.search_document(title, description)) stored,
   search_title text generated always as (private.search_normalize(title)) stored,
+  search_doc integer default nextval('app.search_doc_numbers'::regclass) not null,
   constraint concepts_pkey primary key (snapshot_id, id),
   constraint concepts_snapshot_id_slug_key unique (snapshot_id, slug),
+  constraint concepts_snapshot_id_search_doc_key unique (snapshot_id, search_doc) include (id),
   constraint concepts_snapshot_id_trail_id_fkey foreign key (snapshot_id, trail_id) references app.trails (snapshot_id, id)
 );
 comment on table app.concepts is
@@ -269,8 +284,10 @@ create table app.sparks (
   estimated_mins integer not null check ((estimated_mins >= 1) and (estimated_mins <= 600)),
   search_vector tsvector generated always as (private.search_document(title, summary)) stored,
   search_title text generated always as (private.search_normalize(title)) stored,
+  search_doc integer default nextval('app.search_doc_numbers'::regclass) not null,
   constraint sparks_pkey primary key (snapshot_id, id),
-  constraint sparks_snapshot_id_slug_key unique (snapshot_id, slug)
+  constraint sparks_snapshot_id_slug_key unique (snapshot_id, slug),
+  constraint sparks_snapshot_id_search_doc_key unique (snapshot_id, search_doc) include (id)
 );
 comment on table app.sparks is
   'Sparks of a snapshot: the smallest unit of learning, with difficulty, estimated minutes and generated search columns.';

@@ -460,7 +460,8 @@ begin
   from pg_temp.content_bundle_items i
   join pg_temp.content_bundle_refs x on x.kind = i.kind and x.slug = i.item ->> 'slug'
   left join pg_temp.content_bundle_refs c on c.kind = 'categories' and c.slug = i.item ->> 'category'
-  where i.kind = 'domains' and i.position >= 0;
+  where i.kind = 'domains' and i.position >= 0
+  order by i.position; -- search document numbers (search_doc) in bundle order
   get diagnostics n = row_count;
   counts := counts || pg_catalog.jsonb_build_object('domains', n);
 
@@ -472,7 +473,8 @@ begin
   from pg_temp.content_bundle_items i
   join pg_temp.content_bundle_refs x on x.kind = i.kind and x.slug = i.item ->> 'slug'
   join pg_temp.content_bundle_refs d on d.kind = 'domains' and d.slug = i.item ->> 'domain'
-  where i.kind = 'trails' and i.position >= 0;
+  where i.kind = 'trails' and i.position >= 0
+  order by i.position; -- search document numbers (search_doc) in bundle order
   get diagnostics n = row_count;
   counts := counts || pg_catalog.jsonb_build_object('trails', n);
 
@@ -483,7 +485,8 @@ begin
   from pg_temp.content_bundle_items i
   join pg_temp.content_bundle_refs x on x.kind = i.kind and x.slug = i.item ->> 'slug'
   join pg_temp.content_bundle_refs t on t.kind = 'trails' and t.slug = i.item ->> 'trail'
-  where i.kind = 'concepts' and i.position >= 0;
+  where i.kind = 'concepts' and i.position >= 0
+  order by i.position; -- search document numbers (search_doc) in bundle order
   get diagnostics n = row_count;
   counts := counts || pg_catalog.jsonb_build_object('concepts', n);
 
@@ -492,7 +495,8 @@ begin
          i.item ->> 'difficulty', (i.item ->> 'estimated_mins')::integer
   from pg_temp.content_bundle_items i
   join pg_temp.content_bundle_refs x on x.kind = i.kind and x.slug = i.item ->> 'slug'
-  where i.kind = 'sparks' and i.position >= 0;
+  where i.kind = 'sparks' and i.position >= 0
+  order by i.position; -- search document numbers (search_doc) in bundle order
   get diagnostics n = row_count;
   counts := counts || pg_catalog.jsonb_build_object('sparks', n);
 
@@ -843,7 +847,7 @@ begin
   end if;
 
   return pg_catalog.jsonb_build_object(
-    'search_postings', (select pg_catalog.count(*) from app.search_title_postings p where p.snapshot_id = sid),
+    'search_postings', (select pg_catalog.count(*) from app.search_postings p where p.snapshot_id = sid),
     'lexicon_words', (select pg_catalog.count(*) from app.search_lexicon l where l.snapshot_id = sid),
     'graph_nodes', coalesce(pg_catalog.cardinality(ids), 0),
     'rounds', (select pg_catalog.max(r.round) + 1 from app.spark_rounds r where r.snapshot_id = sid));

@@ -68,11 +68,13 @@ grant execute on function private.search_query(text) to anon, authenticated;
 --          full-text match to the trigram word-similarity match on titles (typo fallback).
 --          `kind` and `level` (null: any) keep one content type and one difficulty: tables they
 --          rule out are not read (a gating filter, also in a generic plan). A match is narrow:
---          its key, difficulty and title_hit. At 500,000 sparks a common word matches hundreds
---          of thousands of rows, and RETURN QUERY materialises each one; what ranking needs is
---          read for the ranked candidates only (private.search_hits).
+--          its key, difficulty, title_hit and search document number (the candidate order,
+--          as in the postings). At 500,000 sparks a common word matches hundreds of thousands of
+--          rows, and RETURN QUERY materialises each one; what ranking needs is read for the
+--          ranked candidates only (private.search_hits). Plain words of one snapshot are
+--          answered from app.search_postings instead (private.search_posted_matches).
 create or replace function private.search_matches(snapshot uuid, query tsquery, normalized text, fuzzy boolean, kind text default null, level text default null)
-returns table(type text, snapshot_id uuid, id uuid, difficulty text, title_hit boolean)
+returns table(type text, snapshot_id uuid, id uuid, difficulty text, title_hit boolean, doc integer)
 language plpgsql
 stable
 set search_path = ''
@@ -92,7 +94,7 @@ begin
     if not search_matches.fuzzy then
       return query
         select 'spark'::text, s.snapshot_id, s.id, s.difficulty,
-               pg_catalog.ts_filter(s.search_vector, '{a}') @@ search_matches.query
+               pg_catalog.ts_filter(s.search_vector, '{a}') @@ search_matches.query, s.search_doc
           from app.sparks s
          where coalesce(search_matches.kind, 'spark') = 'spark'
            and s.snapshot_id = one
@@ -100,14 +102,14 @@ begin
            and (search_matches.level is null or s.difficulty = search_matches.level)
         union all
         select 'concept', c.snapshot_id, c.id, null,
-               pg_catalog.ts_filter(c.search_vector, '{a}') @@ search_matches.query
+               pg_catalog.ts_filter(c.search_vector, '{a}') @@ search_matches.query, c.search_doc
           from app.concepts c
          where coalesce(search_matches.kind, 'concept') = 'concept' and search_matches.level is null
            and c.snapshot_id = one
            and c.search_vector @@ search_matches.query
         union all
         select 'trail', t.snapshot_id, t.id, t.difficulty_level,
-               pg_catalog.ts_filter(t.search_vector, '{a}') @@ search_matches.query
+               pg_catalog.ts_filter(t.search_vector, '{a}') @@ search_matches.query, t.search_doc
           from app.trails t
          where coalesce(search_matches.kind, 'trail') = 'trail'
            and t.snapshot_id = one
@@ -115,34 +117,34 @@ begin
            and (search_matches.level is null or t.difficulty_level = search_matches.level)
         union all
         select 'domain', d.snapshot_id, d.id, null,
-               pg_catalog.ts_filter(d.search_vector, '{a}') @@ search_matches.query
+               pg_catalog.ts_filter(d.search_vector, '{a}') @@ search_matches.query, d.search_doc
           from app.domains d
          where coalesce(search_matches.kind, 'domain') = 'domain' and search_matches.level is null
            and d.snapshot_id = one
            and d.search_vector @@ search_matches.query;
     else
       return query
-        select 'spark'::text, s.snapshot_id, s.id, s.difficulty, true
+        select 'spark'::text, s.snapshot_id, s.id, s.difficulty, true, s.search_doc
           from app.sparks s
          where coalesce(search_matches.kind, 'spark') = 'spark'
            and s.snapshot_id = one
            and search_matches.normalized operator(extensions.<%) s.search_title
            and (search_matches.level is null or s.difficulty = search_matches.level)
         union all
-        select 'concept', c.snapshot_id, c.id, null, true
+        select 'concept', c.snapshot_id, c.id, null, true, c.search_doc
           from app.concepts c
          where coalesce(search_matches.kind, 'concept') = 'concept' and search_matches.level is null
            and c.snapshot_id = one
            and search_matches.normalized operator(extensions.<%) c.search_title
         union all
-        select 'trail', t.snapshot_id, t.id, t.difficulty_level, true
+        select 'trail', t.snapshot_id, t.id, t.difficulty_level, true, t.search_doc
           from app.trails t
          where coalesce(search_matches.kind, 'trail') = 'trail'
            and t.snapshot_id = one
            and search_matches.normalized operator(extensions.<%) t.search_title
            and (search_matches.level is null or t.difficulty_level = search_matches.level)
         union all
-        select 'domain', d.snapshot_id, d.id, null, true
+        select 'domain', d.snapshot_id, d.id, null, true, d.search_doc
           from app.domains d
          where coalesce(search_matches.kind, 'domain') = 'domain' and search_matches.level is null
            and d.snapshot_id = one
@@ -152,51 +154,62 @@ begin
 end
 $$;
 comment on function private.search_matches(uuid,tsquery,text,boolean,text,text) is
-  'Unranked matches (type, snapshot_id, id, difficulty, title_hit) of a search in one snapshot, optionally of one type and difficulty: full-text, or trigram on titles when fuzzy.';
+  'Unranked matches (type, snapshot_id, id, difficulty, title_hit, search document number) of a search in one snapshot, optionally of one type and difficulty: full-text, or trigram on titles when fuzzy.';
 grant execute on function private.search_matches(uuid,tsquery,text,boolean,text,text) to anon, authenticated;
 
--- private.search_key: one search hit's key, the content type and the row's (snapshot_id, id).
+-- private.search_key: one search hit's key, the content type, the row's snapshot and its search
+-- document number (unique in the snapshot).
 create type private.search_key as (
   type text,
   snapshot_id uuid,
-  id uuid
+  doc integer
 );
 
 -- private.search_hits
 -- Purpose: what search and autocomplete show or rank of the hits they picked, read from the
---          four content tables by key in one call: slug, title (a domain's name), summary (a
---          concept's, trail's or domain's description), the normalised title and the search
+--          four content tables by key in one call: id, slug, title (a domain's name), summary
+--          (a concept's, trail's or domain's description), the normalised title and the search
 --          document. The one place these fields are mapped from the content tables.
+--          Each table is read with one scan of its (snapshot_id, search_doc) index for all its
+--          keys: rows are written in document order, so 1000 candidates sit on a few hundred
+--          pages (683 buffers for 1000 sparks at 500,000, against 4,010 looked up one by one),
+--          once per snapshot of the keys (one, unless no snapshot is current).
 -- Params:  keys (a page, the ranked candidates, or autocomplete's similar titles).
 -- Returns: one row per key found, in no particular order.
 create or replace function private.search_hits(keys private.search_key[])
-returns table(type text, snapshot_id uuid, id uuid, slug text, title text, summary text, search_title text, document tsvector)
+returns table(type text, snapshot_id uuid, doc integer, id uuid, slug text, title text, summary text, search_title text, document tsvector)
 language sql
 stable
 set search_path = ''
 as $$
-  select k.type, k.snapshot_id, k.id, s.slug, s.title, s.summary, s.search_title, s.search_vector
-    from pg_catalog.unnest(search_hits.keys) k
-    join app.sparks s on s.snapshot_id = k.snapshot_id and s.id = k.id
-   where k.type = 'spark'
+  with wanted as materialized (
+    select k.type, k.snapshot_id, k.doc from pg_catalog.unnest(search_hits.keys) k
+  ),
+  snapshots as (
+    select distinct w.snapshot_id from wanted w
+  )
+  select 'spark', s.snapshot_id, s.search_doc, s.id, s.slug, s.title, s.summary, s.search_title, s.search_vector
+    from snapshots x
+    join app.sparks s on s.snapshot_id = x.snapshot_id
+     and s.search_doc = any(array(select w.doc from wanted w where w.type = 'spark' and w.snapshot_id = x.snapshot_id))
   union all
-  select k.type, k.snapshot_id, k.id, c.slug, c.title, c.description, c.search_title, c.search_vector
-    from pg_catalog.unnest(search_hits.keys) k
-    join app.concepts c on c.snapshot_id = k.snapshot_id and c.id = k.id
-   where k.type = 'concept'
+  select 'concept', c.snapshot_id, c.search_doc, c.id, c.slug, c.title, c.description, c.search_title, c.search_vector
+    from snapshots x
+    join app.concepts c on c.snapshot_id = x.snapshot_id
+     and c.search_doc = any(array(select w.doc from wanted w where w.type = 'concept' and w.snapshot_id = x.snapshot_id))
   union all
-  select k.type, k.snapshot_id, k.id, t.slug, t.title, t.description, t.search_title, t.search_vector
-    from pg_catalog.unnest(search_hits.keys) k
-    join app.trails t on t.snapshot_id = k.snapshot_id and t.id = k.id
-   where k.type = 'trail'
+  select 'trail', t.snapshot_id, t.search_doc, t.id, t.slug, t.title, t.description, t.search_title, t.search_vector
+    from snapshots x
+    join app.trails t on t.snapshot_id = x.snapshot_id
+     and t.search_doc = any(array(select w.doc from wanted w where w.type = 'trail' and w.snapshot_id = x.snapshot_id))
   union all
-  select k.type, k.snapshot_id, k.id, d.slug, d.name, d.description, d.search_title, d.search_vector
-    from pg_catalog.unnest(search_hits.keys) k
-    join app.domains d on d.snapshot_id = k.snapshot_id and d.id = k.id
-   where k.type = 'domain'
+  select 'domain', d.snapshot_id, d.search_doc, d.id, d.slug, d.name, d.description, d.search_title, d.search_vector
+    from snapshots x
+    join app.domains d on d.snapshot_id = x.snapshot_id
+     and d.search_doc = any(array(select w.doc from wanted w where w.type = 'domain' and w.snapshot_id = x.snapshot_id))
 $$;
 comment on function private.search_hits(private.search_key[]) is
-  'Slug, title, summary, normalised title and search document of search hits, by (type, snapshot_id, id), from the four content tables.';
+  'Id, slug, title, summary, normalised title and search document of search hits, by (type, snapshot_id, search document number), from the four content tables.';
 grant execute on function private.search_hits(private.search_key[]) to anon, authenticated;
 
 -- Autocomplete's first tier walks these in order and stops after `limit` rows: title-prefix
@@ -603,41 +616,28 @@ comment on function api.list_search_suggestions(text, integer, uuid) is
   'Autocomplete. Params: q (min 2 chars), limit_count (1..20, default 5), snapshot_id. Returns {suggestions:[{text,type}], meta:{corrected_query} when typo-corrected suggestions are included}: title prefixes (index walk), word prefixes, the same for the typo-corrected text, then titles holding a lexicon word close by trigram similarity (one word of 4+ chars); de-duplicated. Errors: 22023 invalid q/limit, PT404 unknown snapshot.';
 grant execute on function api.list_search_suggestions(text, integer, uuid) to anon, authenticated, service_role;
 
-create table app.search_lexeme_counts (
+-- Search postings: for each lexeme of a snapshot, the document numbers (app.sparks.search_doc
+-- and the like) of the rows holding it, per content type and difficulty, as sorted int4 sets
+-- (intarray). A search of plain words is a union of intersections of these sets, so its total
+-- and facets are set sizes and its ranked candidates the first numbers of the sets: two common
+-- words at 500,000 sparks intersect two sets of about 50,000 numbers in C instead of visiting
+-- every matching row (private.search_posted_matches).
+create table app.search_postings (
   snapshot_id uuid not null references app.snapshots (id) on delete cascade,
   lexeme text collate "C" not null,
   type text not null,
   difficulty text,
-  docs integer not null,
-  title_docs integer not null,
-  constraint search_lexeme_counts_key unique nulls not distinct (snapshot_id, lexeme, type, difficulty)
+  docs integer[] not null,
+  title_docs integer[] not null,
+  constraint search_postings_key unique nulls not distinct (snapshot_id, lexeme, type, difficulty)
 );
-comment on table app.search_lexeme_counts is
-  'Search statistics: rows of one snapshot, type and difficulty whose search_vector holds a lexeme (docs), and of those with the lexeme in the title (title_docs). Maintained by triggers.';
-alter table app.search_lexeme_counts enable row level security;
-create policy "anyone reads search lexeme counts" on app.search_lexeme_counts
+comment on table app.search_postings is
+  'Search postings: the search document numbers (sorted int4 sets) of the rows of one snapshot, type and difficulty whose search_vector holds a lexeme (docs), and of those with the lexeme in the title (title_docs). Maintained by triggers.';
+alter table app.search_postings enable row level security;
+create policy "anyone reads search postings" on app.search_postings
   for select to anon, authenticated
   using (true);
-grant select on app.search_lexeme_counts to anon, authenticated;
-
-create table app.search_title_postings (
-  snapshot_id uuid not null references app.snapshots (id) on delete cascade,
-  lexeme text collate "C" not null,
-  type text not null,
-  id uuid not null,
-  difficulty text,
-  sort_title text not null,
-  search_title text not null,
-  rank_vector tsvector not null,
-  constraint search_title_postings_pkey primary key (snapshot_id, lexeme, type, id)
-);
-comment on table app.search_title_postings is
-  'Search postings: one row per (content row, lexeme of its title), in candidate order (type, id) per lexeme, with what ranking needs (lower(title), search_title, rank_vector = the row''s search_vector). Maintained by triggers.';
-alter table app.search_title_postings enable row level security;
-create policy "anyone reads search title postings" on app.search_title_postings
-  for select to anon, authenticated
-  using (true);
-grant select on app.search_title_postings to anon, authenticated;
+grant select on app.search_postings to anon, authenticated;
 
 -- private.search_word_starts_sql
 -- Purpose: the statements that add (sign 1) or remove (sign -1) the app.search_title_word_starts
@@ -679,10 +679,61 @@ $$;
 comment on function private.search_word_starts_sql(text, text, text, integer) is
   'SQL adding (sign 1) or removing (sign -1) the autocomplete word starts (app.search_title_word_starts) of the rows of a source relation.';
 
+-- private.search_postings_sql
+-- Purpose: the statements that add (sign 1) or remove (sign -1) the document numbers of the
+--          rows of `source` (a content table or a trigger transition table) of one content type
+--          in app.search_postings.
+-- Params:  kind (spark|concept|trail|domain), level_column (difficulty column or ''), source,
+--          sign (1 or -1).
+-- Returns: the SQL text (one or two statements; each reads `source` again).
+create or replace function private.search_postings_sql(kind text, level_column text, source text, sign integer)
+returns text
+language sql
+immutable
+set search_path = ''
+as $$
+  select pg_catalog.replace(
+    case when search_postings_sql.sign > 0 then $add$
+      insert into app.search_postings as p (snapshot_id, lexeme, type, difficulty, docs, title_docs)
+        select d.snapshot_id, d.lexeme, d.type, d.difficulty,
+               pg_catalog.array_agg(d.doc order by d.doc),
+               coalesce(pg_catalog.array_agg(d.doc order by d.doc) filter (where d.in_title), '{}')
+        from (DELTA) d
+        group by d.snapshot_id, d.lexeme, d.type, d.difficulty
+        order by d.snapshot_id, d.lexeme, d.type, d.difficulty
+      on conflict on constraint search_postings_key
+        do update set docs = p.docs operator(extensions.|) excluded.docs,
+                      title_docs = p.title_docs operator(extensions.|) excluded.title_docs;
+    $add$ else $remove$
+      update app.search_postings p
+         set docs = p.docs operator(extensions.-) g.docs,
+             title_docs = p.title_docs operator(extensions.-) g.docs
+        from (select d.snapshot_id, d.lexeme, d.type, d.difficulty, pg_catalog.array_agg(d.doc) as docs
+                from (DELTA) d group by d.snapshot_id, d.lexeme, d.type, d.difficulty) g
+       where p.snapshot_id = g.snapshot_id and p.lexeme = g.lexeme and p.type = g.type
+         and p.difficulty is not distinct from g.difficulty;
+      delete from app.search_postings p
+       using (select distinct d.snapshot_id, d.lexeme, d.type from (DELTA) d) g
+       where p.snapshot_id = g.snapshot_id and p.lexeme = g.lexeme and p.type = g.type and p.docs = '{}';
+    $remove$ end,
+    'DELTA',
+    pg_catalog.format(
+      $delta$select r.snapshot_id, l.lexeme collate "C" as lexeme, %1$L::text as type, r.search_doc as doc,
+                    %2$s as difficulty, 'A' = any(l.weights) as in_title
+               from %3$s r cross join lateral pg_catalog.unnest(r.search_vector) l$delta$,
+      search_postings_sql.kind,
+      case when search_postings_sql.level_column = '' then 'null::text'
+           else 'r.' || pg_catalog.quote_ident(search_postings_sql.level_column) end,
+      search_postings_sql.source))
+$$;
+comment on function private.search_postings_sql(text,text,text,integer) is
+  'SQL adding (sign 1) or removing (sign -1) the document numbers of the rows of a source relation in the search postings.';
+
 -- private.search_index_sql
 -- Purpose: the statements that add (sign 1) or remove (sign -1) the search figures of the rows
---          of `source` (a content table or a trigger transition table) of one content type: lexeme
---          counts, title postings and title word starts (private.search_word_starts_sql).
+--          of `source` (a content table or a trigger transition table) of one content type:
+--          postings (private.search_postings_sql) and title word starts
+--          (private.search_word_starts_sql).
 -- Params:  kind (spark|concept|trail|domain), level_column (difficulty column or ''),
 --          title_column, source, sign (1 or -1).
 -- Returns: the SQL text (several statements; each reads `source` again).
@@ -692,55 +743,17 @@ language sql
 immutable
 set search_path = ''
 as $$
-  select pg_catalog.replace(
-    case when search_index_sql.sign > 0 then $add$
-      insert into app.search_lexeme_counts as c (snapshot_id, lexeme, type, difficulty, docs, title_docs)
-        select d.snapshot_id, d.lexeme, d.type, d.difficulty, pg_catalog.count(*), pg_catalog.count(*) filter (where d.in_title)
-        from (DELTA) d
-        group by d.snapshot_id, d.lexeme, d.type, d.difficulty
-        order by d.snapshot_id, d.lexeme, d.type, d.difficulty
-      on conflict on constraint search_lexeme_counts_key
-        do update set docs = c.docs + excluded.docs, title_docs = c.title_docs + excluded.title_docs;
-      insert into app.search_title_postings (snapshot_id, lexeme, type, id, difficulty, sort_title, search_title, rank_vector)
-        select d.snapshot_id, d.lexeme, d.type, d.id, d.difficulty, pg_catalog.lower(d.title), d.search_title,
-               d.document
-        from (DELTA) d where d.in_title
-        order by d.snapshot_id, d.lexeme, d.type, d.id; -- key order: the btree grows at its end
-    $add$ else $remove$
-      update app.search_lexeme_counts c
-         set docs = c.docs - g.docs, title_docs = c.title_docs - g.title_docs
-        from (select d.snapshot_id, d.lexeme, d.type, d.difficulty, pg_catalog.count(*) as docs,
-                     pg_catalog.count(*) filter (where d.in_title) as title_docs
-                from (DELTA) d group by d.snapshot_id, d.lexeme, d.type, d.difficulty) g
-       where c.snapshot_id = g.snapshot_id and c.lexeme = g.lexeme and c.type = g.type
-         and c.difficulty is not distinct from g.difficulty;
-      delete from app.search_lexeme_counts c
-       using (select distinct d.snapshot_id, d.lexeme, d.type from (DELTA) d) g
-       where c.snapshot_id = g.snapshot_id and c.lexeme = g.lexeme and c.type = g.type and c.docs <= 0;
-      delete from app.search_title_postings p
-       using (DELTA) d
-       where d.in_title and p.snapshot_id = d.snapshot_id and p.lexeme = d.lexeme and p.type = d.type and p.id = d.id;
-    $remove$ end,
-    'DELTA',
-    pg_catalog.format(
-      $delta$select r.snapshot_id, l.lexeme collate "C" as lexeme, %1$L::text as type, r.id, %2$s as difficulty,
-                    'A' = any(l.weights) as in_title, r.%4$I as title, r.search_title, r.search_vector as document
-               from %3$s r cross join lateral pg_catalog.unnest(r.search_vector) l$delta$,
-      search_index_sql.kind,
-      case when search_index_sql.level_column = '' then 'null::text'
-           else 'r.' || pg_catalog.quote_ident(search_index_sql.level_column) end,
-      search_index_sql.source,
-      search_index_sql.title_column))
-    || private.search_word_starts_sql(search_index_sql.kind, search_index_sql.title_column,
-         search_index_sql.source, search_index_sql.sign)
+  select private.search_postings_sql(search_index_sql.kind, search_index_sql.level_column,
+           search_index_sql.source, search_index_sql.sign)
+      || private.search_word_starts_sql(search_index_sql.kind, search_index_sql.title_column,
+           search_index_sql.source, search_index_sql.sign)
 $$;
 comment on function private.search_index_sql(text,text,text,text,integer) is
-  'SQL adding (sign 1) or removing (sign -1) the search figures (lexeme counts, title postings, title word starts) of the rows of a source relation.';
+  'SQL adding (sign 1) or removing (sign -1) the search figures (postings, title word starts) of the rows of a source relation.';
 
 -- private.maintain_search_index
 -- Purpose: statement trigger of sparks, concepts, trails and domains: keeps
---          app.search_lexeme_counts, app.search_title_postings and app.search_title_word_starts
---          equal to the content rows.
+--          app.search_postings and app.search_title_word_starts equal to the content rows.
 --          tg_argv: content type, difficulty column ('' when none), title column. Transition tables:
 --          old_rows, new_rows. Security definer: writers need no rights on the figures.
 create or replace function private.maintain_search_index()
@@ -763,7 +776,7 @@ begin
 end
 $$;
 comment on function private.maintain_search_index() is
-  'Trigger: applies the inserted/updated/deleted content rows to the search figures (app.search_lexeme_counts, app.search_title_postings, app.search_title_word_starts).';
+  'Trigger: applies the inserted/updated/deleted content rows to the search figures (app.search_postings, app.search_title_word_starts).';
 
 create trigger sparks_search_index_insert
   after insert on app.sparks referencing new table as new_rows
@@ -1230,8 +1243,8 @@ begin
     -- stop words (no lexeme) and words whose stems the snapshot holds already match as typed
     continue when not exists (
       select from pg_catalog.unnest(pg_catalog.to_tsvector('pg_catalog.english'::regconfig, typed)) v
-       where not exists (select from app.search_lexeme_counts c
-                          where c.snapshot_id = search_correct.snapshot and c.lexeme = v.lexeme collate "C"));
+       where not exists (select from app.search_postings p
+                          where p.snapshot_id = search_correct.snapshot and p.lexeme = v.lexeme collate "C"));
     continue when word_index = word_count and exists (
       select from app.search_lexicon l
        where l.snapshot_id = search_correct.snapshot
@@ -1320,21 +1333,22 @@ as $$
     group by v.lexeme
   ),
   holders as (
-    select x.similarity, p.type, p.id
+    select x.similarity, p.type, p.doc
     from similar_stems x
     cross join lateral (
-      select p.type, p.id from app.search_title_postings p
+      select p.type, d.doc from app.search_postings p
+      cross join lateral pg_catalog.unnest(extensions.subarray(p.title_docs, 1, 50)) d(doc)
        where p.snapshot_id = suggest_similar_titles.snapshot and p.lexeme = x.lexeme collate "C"
-       order by p.type, p.id
+       order by d.doc
        limit 50
     ) p
   ),
   suggestions as (
     select distinct on (t.title, h.type) h.type, t.title as text, h.similarity
     from holders h
-    join private.search_hits((select pg_catalog.array_agg(distinct row(k.type, suggest_similar_titles.snapshot, k.id)::private.search_key)
+    join private.search_hits((select pg_catalog.array_agg(distinct row(k.type, suggest_similar_titles.snapshot, k.doc)::private.search_key)
                                 from holders k)) t
-      on t.type = h.type and t.id = h.id
+      on t.type = h.type and t.doc = h.doc
     where not (suggest_similar_titles.taken @> pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('text', t.title, 'type', h.type)))
     order by t.title, h.type, h.similarity desc
   )
@@ -1375,67 +1389,6 @@ comment on function private.search_has_match(uuid, tsquery) is
   'Whether a full-text search query matches any content row of a snapshot (null: of any snapshot).';
 grant execute on function private.search_has_match(uuid, tsquery) to anon, authenticated;
 
--- private.search_single_lexeme
--- Purpose: the one lexeme of the snapshot's vocabulary a search matches exactly, when there is
---          one: the query must combine lexeme atoms with OR and AND only ('build' | 'building':*,
---          'principl' & 'principl'; no NOT, phrase or weight) and its atoms resolve, in
---          app.search_lexeme_counts, to a single lexeme L or to none. An atom of no lexeme is
---          false in every row of the snapshot, so the query holds in a row exactly when it holds
---          in a document of L alone and the row holds L: the rows holding L, or no row.
--- Params:  snapshot, query.
--- Returns: {lexeme, match_count}: 0 = no row matches, 1 = exactly the rows holding `lexeme`,
---          2 = several lexemes (or NOT, phrase, weight): general path.
-create or replace function private.search_single_lexeme(snapshot uuid, query tsquery, out lexeme text, out match_count integer)
-returns record
-language plpgsql
-stable
-set search_path = ''
-as $$
-declare
-  query_text text := search_single_lexeme.query::text;
-  lexemes text[] := '{}';
-  atom text collate "C";
-  is_prefix boolean;
-begin
-  search_single_lexeme.match_count := 2;
-  -- Outside the quoted lexemes only '|', '&', ':*', parentheses and spaces may appear.
-  if search_single_lexeme.snapshot is null
-     or pg_catalog.regexp_replace(query_text, '''(?:[^'']|'''')*''', '', 'g') !~ '^[|&:*() ]*$' then
-    return;
-  end if;
-  for atom, is_prefix in
-    select pg_catalog.regexp_replace(m.parts[1], '([''\\])\1', '\1', 'g'), m.parts[2] is not null
-    from pg_catalog.regexp_matches(query_text, '''((?:[^'']|'''')*)''(:\*)?', 'g') m(parts)
-  loop
-    -- one btree range per atom: the lexeme itself, or the lexemes it is a prefix of
-    select lexemes || coalesce(pg_catalog.array_agg(x.lexeme), '{}') into lexemes
-    from (
-      select c.lexeme from app.search_lexeme_counts c
-       where c.snapshot_id = search_single_lexeme.snapshot
-         and c.lexeme >= atom
-         and c.lexeme <= case when is_prefix then atom || pg_catalog.chr(1114111) else atom end
-         and pg_catalog.starts_with(c.lexeme, atom)
-         and c.lexeme <> all (lexemes)
-       group by c.lexeme
-       limit 2
-    ) x;
-    exit when pg_catalog.cardinality(lexemes) > 1;
-  end loop;
-  search_single_lexeme.match_count := least(pg_catalog.cardinality(lexemes), 2);
-  if search_single_lexeme.match_count = 1 then
-    search_single_lexeme.lexeme := lexemes[1];
-    -- 'quokka' & 'platypus' with no platypus in the snapshot: no row matches
-    if not pg_catalog.array_to_tsvector(lexemes) @@ search_single_lexeme.query then
-      search_single_lexeme.match_count := 0;
-      search_single_lexeme.lexeme := null;
-    end if;
-  end if;
-end
-$$;
-comment on function private.search_single_lexeme(uuid,tsquery) is
-  'The single vocabulary lexeme an OR/AND search query matches in a snapshot (match_count 1), no row (0), or several lexemes / NOT, phrase, weight (2).';
-grant execute on function private.search_single_lexeme(uuid,tsquery) to anon, authenticated;
-
 -- private.search_candidate: a match to rank, with what ranking needs (read once per
 -- candidate): its type and key, lower(title) for ties, its normalised title for the title boosts and
 -- the trigram score, and its search document (a content row's search_vector, or the
@@ -1443,6 +1396,7 @@ grant execute on function private.search_single_lexeme(uuid,tsquery) to anon, au
 create type private.search_candidate as (
   type text,
   snapshot_id uuid,
+  doc integer,
   id uuid,
   sort_title text,
   search_title text,
@@ -1460,12 +1414,201 @@ language sql
 stable
 set search_path = ''
 as $$
-  select coalesce(pg_catalog.array_agg(row(h.type, h.snapshot_id, h.id, pg_catalog.lower(h.title), h.search_title, h.document)::private.search_candidate), '{}')
+  select coalesce(pg_catalog.array_agg(row(h.type, h.snapshot_id, h.doc, h.id, pg_catalog.lower(h.title), h.search_title, h.document)::private.search_candidate), '{}')
   from private.search_hits(search_candidates.keys) h
 $$;
 comment on function private.search_candidates(private.search_key[]) is
   'Search candidates (type, key, lower(title), normalised title, search document) for matches picked by key.';
 grant execute on function private.search_candidates(private.search_key[]) to anon, authenticated;
+
+-- private.search_term: one lexeme atom of a search query: the clause (AND group) it belongs
+-- to, its lexeme, and whether it matches as a prefix ('tools':*).
+create type private.search_term as (
+  clause integer,
+  lexeme text collate "C",
+  prefix boolean
+);
+
+-- private.search_query_terms
+-- Purpose: a search query as clauses OR-ed together, each of lexeme atoms AND-ed together: the
+--          shape plain words take ('principl' & 'tool' | 'principl' & 'tools':*), which the
+--          postings answer. Any other shape (NOT, phrase, weights, parentheses: websearch syntax
+--          the caller wrote) is left to the general path. In tsquery text & binds tighter than
+--          |, so without parentheses every | separates two clauses.
+-- Params:  query.
+-- Returns: search_term[] in query order, or null when the query has another shape or no atom.
+create or replace function private.search_query_terms(query tsquery)
+returns private.search_term[]
+language plpgsql
+immutable
+set search_path = ''
+as $$
+declare
+  query_text text := search_query_terms.query::text;
+  terms private.search_term[] := '{}';
+  clause integer := 1;
+  token text[];
+begin
+  -- Outside the quoted lexemes only '|', '&', ':*' and spaces may appear.
+  if pg_catalog.numnode(search_query_terms.query) = 0
+     or pg_catalog.regexp_replace(query_text, '''(?:[^'']|'''')*''', '', 'g') !~ '^[|&:* ]*$' then
+    return null;
+  end if;
+  for token in
+    select m.parts from pg_catalog.regexp_matches(query_text, '''((?:[^'']|'''')*)''(:\*)?|(\|)', 'g') m(parts)
+  loop
+    if token[3] is not null then
+      clause := clause + 1;
+    else
+      terms := terms || row(clause, pg_catalog.regexp_replace(token[1], '([''\\])\1', '\1', 'g'), token[2] is not null)::private.search_term;
+    end if;
+  end loop;
+  return terms;
+end
+$$;
+comment on function private.search_query_terms(tsquery) is
+  'A search query as OR-ed clauses of AND-ed lexeme atoms (clause, lexeme, prefix), or null when it has another shape (NOT, phrase, weights, parentheses).';
+grant execute on function private.search_query_terms(tsquery) to anon, authenticated;
+
+-- private.search_match_set: the document numbers of a search's matches of one content type and
+-- difficulty (docs), and of those matching in the title alone (title_docs), sorted.
+create type private.search_match_set as (
+  type text,
+  difficulty text,
+  docs integer[],
+  title_docs integer[]
+);
+
+-- private.search_term_postings
+-- Purpose: the postings a search term reads: its lexeme's, or (a prefix term) those of every
+--          lexeme it begins.
+-- Params:  snapshot, term.
+-- Returns: app.search_postings rows.
+create or replace function private.search_term_postings(snapshot uuid, term private.search_term)
+returns setof app.search_postings
+language sql
+stable
+set search_path = ''
+as $$
+  select p.* from app.search_postings p
+   where p.snapshot_id = search_term_postings.snapshot
+     and p.lexeme >= (search_term_postings.term).lexeme
+     and p.lexeme <= case when (search_term_postings.term).prefix then (search_term_postings.term).lexeme || pg_catalog.chr(1114111)
+                          else (search_term_postings.term).lexeme end
+     and pg_catalog.starts_with(p.lexeme, (search_term_postings.term).lexeme)
+$$;
+comment on function private.search_term_postings(uuid, private.search_term) is
+  'The postings of a search term in a snapshot: its lexeme''s, or every lexeme it begins when it is a prefix term.';
+grant execute on function private.search_term_postings(uuid, private.search_term) to anon, authenticated;
+
+-- private.search_posted_matches
+-- Purpose: the matches of a query of terms (private.search_query_terms) in one snapshot, from
+--          the postings alone: a term's set is its lexeme's, or the union of the sets of the
+--          lexemes it is a prefix of; a clause's set the intersection of its terms' sets; the
+--          query's the union of its clauses'. Per content type and difficulty, because the
+--          postings are, so the facets are set sizes. The title matches are the same sets over
+--          the titles' postings: what ts_filter(search_vector, '{a}') @@ query keeps. The sets
+--          are merged by intarray's & and | (sorted int4 sets, in C). A clause reads its
+--          smallest term first (stored sizes, read without fetching the sets) and stops at an
+--          empty intersection: "principles tools" is also 'principl' & 'tools':*, and no
+--          lexeme begins with "tools", so the 270,000 numbers of 'principl' at 500,000 sparks
+--          are not read a second time.
+-- Params:  snapshot, terms.
+-- Returns: one search_match_set per content type and difficulty with a match.
+create or replace function private.search_posted_matches(snapshot uuid, terms private.search_term[])
+returns setof private.search_match_set
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  clause_count constant integer := (select pg_catalog.max(t.clause) from pg_catalog.unnest(search_posted_matches.terms) t);
+  term private.search_term;
+  term_sets private.search_match_set[];
+  clause_sets private.search_match_set[];
+  query_sets private.search_match_set[] := '{}';
+begin
+  for clause_no in 1 .. clause_count loop
+    clause_sets := null;
+    for term in
+      select t.* from pg_catalog.unnest(search_posted_matches.terms) t
+       where t.clause = clause_no
+       order by (select coalesce(pg_catalog.sum(pg_catalog.pg_column_size(p.docs)), 0)
+                   from private.search_term_postings(search_posted_matches.snapshot, t) p)
+    loop
+      if term.prefix then
+        -- several lexemes; a row may hold more than one of them ('tooling', 'toolkit')
+        term_sets := array(
+          select row(p.type, p.difficulty,
+                     extensions.uniq(extensions.sort(pg_catalog.array_agg(x.doc) filter (where not x.in_title))),
+                     coalesce(extensions.uniq(extensions.sort(pg_catalog.array_agg(x.doc) filter (where x.in_title))), '{}'))::private.search_match_set
+            from private.search_term_postings(search_posted_matches.snapshot, term) p
+            cross join lateral (select d, false from pg_catalog.unnest(p.docs) d
+                                union all
+                                select d, true from pg_catalog.unnest(p.title_docs) d) x(doc, in_title)
+           group by p.type, p.difficulty);
+      else
+        term_sets := array(
+          select row(p.type, p.difficulty, p.docs, p.title_docs)::private.search_match_set
+            from private.search_term_postings(search_posted_matches.snapshot, term) p);
+      end if;
+      -- a type and difficulty lacking one of the clause's terms has no match of the clause
+      clause_sets := case when clause_sets is null then term_sets else array(
+        select row(a.type, a.difficulty, a.docs operator(extensions.&) b.docs,
+                   a.title_docs operator(extensions.&) b.title_docs)::private.search_match_set
+          from pg_catalog.unnest(clause_sets) a
+          join pg_catalog.unnest(term_sets) b on b.type = a.type and b.difficulty is not distinct from a.difficulty) end;
+      exit when pg_catalog.cardinality(clause_sets) = 0;
+    end loop;
+    query_sets := case when pg_catalog.cardinality(query_sets) = 0 then clause_sets else array(
+      select row(coalesce(a.type, b.type), coalesce(a.difficulty, b.difficulty),
+                 coalesce(a.docs, '{}') operator(extensions.|) coalesce(b.docs, '{}'),
+                 coalesce(a.title_docs, '{}') operator(extensions.|) coalesce(b.title_docs, '{}'))::private.search_match_set
+        from pg_catalog.unnest(query_sets) a
+        full join pg_catalog.unnest(clause_sets) b  -- a full join needs a hashable condition
+          on b.type = a.type and coalesce(b.difficulty, '') = coalesce(a.difficulty, '')) end;
+  end loop;
+  return query select m.* from pg_catalog.unnest(query_sets) m where pg_catalog.cardinality(m.docs) > 0;
+end
+$$;
+comment on function private.search_posted_matches(uuid, private.search_term[]) is
+  'The matches (document numbers, all and in the title) per content type and difficulty of a query of OR-ed clauses of AND-ed lexeme terms in one snapshot, from app.search_postings.';
+grant execute on function private.search_posted_matches(uuid, private.search_term[]) to anon, authenticated;
+
+-- private.search_posted_candidates
+-- Purpose: the candidates to rank of a posted search: title matches first, then the others,
+--          each in document order, at most `wanted`, of the sets the type and difficulty
+--          filters keep. A set is sorted, so only its first `wanted` numbers can be picked:
+--          the cost follows `wanted`, not the matches.
+-- Params:  snapshot, sets (private.search_posted_matches), kind and level (null: any), wanted.
+-- Returns: search_candidate[] (private.search_candidates).
+create or replace function private.search_posted_candidates(snapshot uuid, sets private.search_match_set[], kind text, level text, wanted integer)
+returns private.search_candidate[]
+language sql
+stable
+set search_path = ''
+as $$
+  with kept as (
+    select s.* from pg_catalog.unnest(search_posted_candidates.sets) s
+     where (search_posted_candidates.kind is null or s.type = search_posted_candidates.kind)
+       and (search_posted_candidates.level is null or s.difficulty = search_posted_candidates.level)
+  ),
+  picked as (
+    select x.type, x.doc from (
+      select k.type, d.doc, 0 as tier
+        from kept k cross join lateral pg_catalog.unnest(extensions.subarray(k.title_docs, 1, search_posted_candidates.wanted)) d(doc)
+      union all
+      select k.type, d.doc, 1
+        from kept k cross join lateral pg_catalog.unnest(extensions.subarray(k.docs operator(extensions.-) k.title_docs, 1, search_posted_candidates.wanted)) d(doc)
+    ) x
+    order by x.tier, x.doc
+    limit search_posted_candidates.wanted
+  )
+  select private.search_candidates(array(select row(p.type, search_posted_candidates.snapshot, p.doc)::private.search_key from picked p))
+$$;
+comment on function private.search_posted_candidates(uuid, private.search_match_set[], text, text, integer) is
+  'The candidates to rank of a search answered from the postings: title matches first, then the others, each in document order, at most `wanted`, of the sets the filters keep.';
+grant execute on function private.search_posted_candidates(uuid, private.search_match_set[], text, text, integer) to anon, authenticated;
 
 -- private.search_page_rows
 -- Purpose: ranks the candidates of a search and returns one page of results; only the page's
@@ -1482,7 +1625,7 @@ stable
 set search_path = ''
 as $$
   with scored as (
-    select c.type, c.snapshot_id, c.id, c.sort_title,
+    select c.type, c.snapshot_id, c.doc, c.id, c.sort_title,
            -- = round(x::numeric, 6)::double precision without two numeric conversions per
            -- candidate: x is a float4 plus 0, 0.5 or 1 (exact in float8), never within float8
            -- error of a half-way point unless exactly on it, where both round half away from zero.
@@ -1507,8 +1650,8 @@ as $$
            'summary', h.summary, 'score', p.score)
          order by p.score desc, p.sort_title collate app.alphabetical, p.type, p.id), '[]'::jsonb)
   from page_rows p
-  join private.search_hits((select pg_catalog.array_agg(row(r.type, r.snapshot_id, r.id)::private.search_key) from page_rows r)) h
-    on h.type = p.type and h.snapshot_id = p.snapshot_id and h.id = p.id
+  join private.search_hits((select pg_catalog.array_agg(row(r.type, r.snapshot_id, r.doc)::private.search_key) from page_rows r)) h
+    on h.type = p.type and h.snapshot_id = p.snapshot_id and h.doc = p.doc
 $$;
 comment on function private.search_page_rows(private.search_candidate[],tsquery,text,boolean,integer,integer) is
   'Ranks search candidates (score = ts_rank + exact/prefix title boost, or trigram similarity when fuzzy) and returns one page as a jsonb array, reading only the page''s rows.';
@@ -1594,8 +1737,9 @@ comment on function private.search_leading_words(uuid, text) is
 grant execute on function private.search_leading_words(uuid, text) to anon, authenticated;
 
 -- api.search_content
--- A query matching exactly one lexeme of the snapshot's vocabulary reads its totals, facets and
--- candidates from the search figures above instead of from every match.
+-- Plain words in one snapshot are answered from the postings (private.search_posted_matches):
+-- totals and facets are set sizes, candidates the sets' first numbers; other queries (websearch
+-- syntax, no current snapshot, the trigram fallback) list every match (private.search_matches).
 -- A query that matches nothing as typed is relaxed: its typo correction (private.search_correct)
 -- is searched, then, when that matches nothing either, its longest matching run of leading words
 -- (private.search_leading_words); meta.corrected_query names the text searched.
@@ -1608,7 +1752,7 @@ grant execute on function private.search_leading_words(uuid, text) to anon, auth
 --          has_next,has_prev[,corrected_query]}, facets: {types: {spark,concept,trail,domain},
 --          difficulties: {beginner,intermediate,advanced,expert}}}. Ordered by score desc, then
 --          lower(title), type, id. At most 1000 matches are ranked (title matches first, then
---          type and id); pages beyond them are empty; meta.total and the facets count every
+--          in document order: search_doc, the order rows were written); pages beyond them are empty; meta.total and the facets count every
 --          match. facets.types ignores the type filter and facets.difficulties ignores the
 --          difficulty filter. meta.corrected_query (normalised text) is present when q was
 --          relaxed: typo-corrected, or its last words dropped. When nothing relaxed matches
@@ -1630,10 +1774,9 @@ declare
   query tsquery;
   fuzzy boolean := false;
   corrected text;
-  single_lexeme text;
-  lexeme_matches integer;
+  terms private.search_term[];
+  sets private.search_match_set[];
   total integer := 0;
-  title_total integer := 0;
   type_counts jsonb;
   level_counts jsonb;
   counts private.search_count[] := '{}';
@@ -1668,51 +1811,17 @@ begin
     -- The query of the text as typed, or as relaxed; the trigram pass keeps the last one.
     if not fuzzy then
       query := private.search_query(normalized);
-      single_lexeme := null;
-      lexeme_matches := 2;
-      if pg_catalog.numnode(query) > 0 then
-        select l.lexeme, l.match_count into single_lexeme, lexeme_matches from private.search_single_lexeme(snapshot, query) l;
-      end if;
+      terms := case when snapshot is not null then private.search_query_terms(query) end;
     end if;
     if pg_catalog.numnode(query) = 0 then
       null; -- only stop words: nothing matches
-    elsif lexeme_matches = 0 and not fuzzy then
-      null; -- no lexeme of the snapshot matches: relaxed below
-    elsif lexeme_matches = 1 and not fuzzy then
-      -- One lexeme: counts from the lexeme figures, candidates from the title postings.
-      counts := array(
-        select row(c.type, c.difficulty, pg_catalog.sum(c.docs))::private.search_count
-          from app.search_lexeme_counts c
-         where c.snapshot_id = snapshot and c.lexeme = single_lexeme
-         group by c.type, c.difficulty);
-      select coalesce(pg_catalog.sum(c.docs), 0), coalesce(pg_catalog.sum(c.title_docs), 0)
-        into total, title_total
-        from app.search_lexeme_counts c
-       where c.snapshot_id = snapshot and c.lexeme = single_lexeme
-         and (search_content.type is null or c.type = search_content.type)
-         and (search_content.difficulty is null or c.difficulty = search_content.difficulty);
-      -- Candidates: title matches in (type, id) order, read with their search documents from one
-      -- range of the postings index, then (when they leave room) the other matches in the same
-      -- order.
-      select coalesce(pg_catalog.array_agg(row(p.type, p.snapshot_id, p.id, p.sort_title, p.search_title, p.rank_vector)::private.search_candidate
-                                           order by p.type, p.id), '{}')
-        into candidates
-        from (
-          select p.* from app.search_title_postings p
-           where p.snapshot_id = snapshot and p.lexeme = single_lexeme
-             and (search_content.type is null or p.type = search_content.type)
-             and (search_content.difficulty is null or p.difficulty = search_content.difficulty)
-           order by p.type, p.id
-           limit rank_cap
-        ) p;
-      if title_total < rank_cap and total > title_total then
-        candidates := candidates || private.search_candidates(array(
-          select row(m.type, m.snapshot_id, m.id)::private.search_key
-            from private.search_matches(snapshot, query, normalized, false, search_content.type, search_content.difficulty) m
-           where not m.title_hit
-           order by m.type, m.id
-           limit rank_cap - title_total));
-      end if;
+    elsif terms is not null and not fuzzy then
+      -- Plain words in one snapshot: sets of document numbers from the postings.
+      sets := array(select m from private.search_posted_matches(snapshot, terms) m);
+      counts := array(select row(m.type, m.difficulty, pg_catalog.cardinality(m.docs))::private.search_count
+                        from pg_catalog.unnest(sets) m);
+      candidates := private.search_posted_candidates(snapshot, sets, search_content.type, search_content.difficulty, rank_cap);
+      found_any := pg_catalog.cardinality(sets) > 0;
     else
       -- General path: every match is listed once (narrow), counted by type and difficulty, and
       -- its first rank_cap rows (title matches first) become the candidates.
@@ -1722,16 +1831,16 @@ begin
       select array(select row(m.type, m.difficulty, pg_catalog.count(*))::private.search_count
                      from matched m group by m.type, m.difficulty),
              private.search_candidates(array(
-               select row(m.type, m.snapshot_id, m.id)::private.search_key from matched m
+               select row(m.type, m.snapshot_id, m.doc)::private.search_key from matched m
                 where (search_content.type is null or m.type = search_content.type)
                   and (search_content.difficulty is null or m.difficulty = search_content.difficulty)
-                order by m.title_hit desc, m.type, m.id
+                order by m.title_hit desc, m.doc
                 limit rank_cap))
         into counts, candidates;
       found_any := pg_catalog.cardinality(counts) > 0;
     end if;
 
-    exit when found_any or lexeme_matches = 1 or fuzzy or (stage = 'typed' and pg_catalog.numnode(query) = 0);
+    exit when found_any or fuzzy or (stage = 'typed' and pg_catalog.numnode(query) = 0);
     -- Nothing matched: the next text to search.
     retry := null;
     if stage = 'typed' then
