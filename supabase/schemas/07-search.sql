@@ -1,5 +1,5 @@
--- Search: full-text search with a trigram fallback, autocomplete, the figures that answer a
--- one-lexeme query without visiting every match, and typo correction against a per-snapshot
+-- Search: full-text search with a trigram fallback, autocomplete, the postings that answer a
+-- plain-word query without visiting every match, and typo correction against a per-snapshot
 -- lexicon.
 
 -- Led by the snapshot id (btree_gin): a search's bitmap holds the rows of its snapshot only,
@@ -1390,9 +1390,9 @@ comment on function private.search_has_match(uuid, tsquery) is
 grant execute on function private.search_has_match(uuid, tsquery) to anon, authenticated;
 
 -- private.search_candidate: a match to rank, with what ranking needs (read once per
--- candidate): its type and key, lower(title) for ties, its normalised title for the title boosts and
--- the trigram score, and its search document (a content row's search_vector, or the
--- rank_vector stored with a title posting, the same value).
+-- candidate): its type and key (snapshot, search document number, id), lower(title) for ties,
+-- its normalised title for the title boosts and the trigram score, and its search document (the
+-- content row's search_vector).
 create type private.search_candidate as (
   type text,
   snapshot_id uuid,
@@ -1666,7 +1666,7 @@ create type private.search_count as (
 
 -- private.search_facets
 -- Purpose: a search's total and facets from its match counts by type and difficulty, whichever
---          way they were counted (the one-lexeme figures or the listed matches).
+--          way they were counted (the postings' set sizes or the listed matches).
 -- Params:  counts, kind and level (the type and difficulty filters; null: any).
 -- Returns: total (the matches both filters keep), types ({spark,concept,trail,domain}: the type
 --          filter ignored) and difficulties ({beginner,...,expert}: the difficulty filter
