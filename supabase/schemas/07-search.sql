@@ -1560,7 +1560,8 @@ begin
           join pg_catalog.unnest(term_sets) b on b.type = a.type and b.difficulty is not distinct from a.difficulty) end;
       exit when pg_catalog.cardinality(clause_sets) = 0;
     end loop;
-    query_sets := case when pg_catalog.cardinality(query_sets) = 0 then clause_sets else array(
+    query_sets := case when pg_catalog.cardinality(clause_sets) = 0 then query_sets
+                       when pg_catalog.cardinality(query_sets) = 0 then clause_sets else array(
       select row(coalesce(a.type, b.type), coalesce(a.difficulty, b.difficulty),
                  coalesce(a.docs, '{}') operator(extensions.|) coalesce(b.docs, '{}'),
                  coalesce(a.title_docs, '{}') operator(extensions.|) coalesce(b.title_docs, '{}'))::private.search_match_set
@@ -1599,7 +1600,11 @@ as $$
         from kept k cross join lateral pg_catalog.unnest(extensions.subarray(k.title_docs, 1, search_posted_candidates.wanted)) d(doc)
       union all
       select k.type, d.doc, 1
-        from kept k cross join lateral pg_catalog.unnest(extensions.subarray(k.docs operator(extensions.-) k.title_docs, 1, search_posted_candidates.wanted)) d(doc)
+        -- the first `wanted` numbers outside the titles lie among the first wanted + |titles|
+        from kept k cross join lateral pg_catalog.unnest(extensions.subarray(
+               extensions.subarray(k.docs, 1, search_posted_candidates.wanted + pg_catalog.cardinality(k.title_docs))
+                 operator(extensions.-) k.title_docs,
+               1, search_posted_candidates.wanted)) d(doc)
     ) x
     order by x.tier, x.doc
     limit search_posted_candidates.wanted
