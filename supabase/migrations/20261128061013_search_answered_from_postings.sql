@@ -67,15 +67,15 @@ alter table "app"."sparks" add column "search_doc" integer not null default next
 
 alter table "app"."trails" add column "search_doc" integer not null default nextval('app.search_doc_numbers'::regclass);
 
-CREATE UNIQUE INDEX concepts_snapshot_id_search_doc_key ON app.concepts USING btree (snapshot_id, search_doc) INCLUDE (id);
+CREATE UNIQUE INDEX concepts_snapshot_id_search_doc_key ON app.concepts USING btree (snapshot_id, search_doc);
 
-CREATE UNIQUE INDEX domains_snapshot_id_search_doc_key ON app.domains USING btree (snapshot_id, search_doc) INCLUDE (id);
+CREATE UNIQUE INDEX domains_snapshot_id_search_doc_key ON app.domains USING btree (snapshot_id, search_doc);
 
 CREATE UNIQUE INDEX search_postings_key ON app.search_postings USING btree (snapshot_id, lexeme, type, difficulty) NULLS NOT DISTINCT;
 
-CREATE UNIQUE INDEX sparks_snapshot_id_search_doc_key ON app.sparks USING btree (snapshot_id, search_doc) INCLUDE (id);
+CREATE UNIQUE INDEX sparks_snapshot_id_search_doc_key ON app.sparks USING btree (snapshot_id, search_doc);
 
-CREATE UNIQUE INDEX trails_snapshot_id_search_doc_key ON app.trails USING btree (snapshot_id, search_doc) INCLUDE (id);
+CREATE UNIQUE INDEX trails_snapshot_id_search_doc_key ON app.trails USING btree (snapshot_id, search_doc);
 
 alter table "app"."concepts" add constraint "concepts_snapshot_id_search_doc_key" UNIQUE using index "concepts_snapshot_id_search_doc_key";
 

@@ -201,7 +201,7 @@ create table app.domains (
   search_doc integer default nextval('app.search_doc_numbers'::regclass) not null,
   constraint domains_pkey primary key (snapshot_id, id),
   constraint domains_snapshot_id_slug_key unique (snapshot_id, slug),
-  constraint domains_snapshot_id_search_doc_key unique (snapshot_id, search_doc) include (id),
+  constraint domains_snapshot_id_search_doc_key unique (snapshot_id, search_doc),
   constraint domains_snapshot_id_category_id_fkey foreign key (snapshot_id, category_id) references app.categories (snapshot_id, id)
 );
 comment on table app.domains is
@@ -231,7 +231,7 @@ create table app.trails (
   search_doc integer default nextval('app.search_doc_numbers'::regclass) not null,
   constraint trails_pkey primary key (snapshot_id, id),
   constraint trails_snapshot_id_slug_key unique (snapshot_id, slug),
-  constraint trails_snapshot_id_search_doc_key unique (snapshot_id, search_doc) include (id),
+  constraint trails_snapshot_id_search_doc_key unique (snapshot_id, search_doc),
   constraint trails_snapshot_id_domain_id_fkey foreign key (snapshot_id, domain_id) references app.domains (snapshot_id, id)
 );
 comment on table app.trails is
@@ -259,7 +259,7 @@ create table app.concepts (
   search_doc integer default nextval('app.search_doc_numbers'::regclass) not null,
   constraint concepts_pkey primary key (snapshot_id, id),
   constraint concepts_snapshot_id_slug_key unique (snapshot_id, slug),
-  constraint concepts_snapshot_id_search_doc_key unique (snapshot_id, search_doc) include (id),
+  constraint concepts_snapshot_id_search_doc_key unique (snapshot_id, search_doc),
   constraint concepts_snapshot_id_trail_id_fkey foreign key (snapshot_id, trail_id) references app.trails (snapshot_id, id)
 );
 comment on table app.concepts is
@@ -287,7 +287,7 @@ create table app.sparks (
   search_doc integer default nextval('app.search_doc_numbers'::regclass) not null,
   constraint sparks_pkey primary key (snapshot_id, id),
   constraint sparks_snapshot_id_slug_key unique (snapshot_id, slug),
-  constraint sparks_snapshot_id_search_doc_key unique (snapshot_id, search_doc) include (id)
+  constraint sparks_snapshot_id_search_doc_key unique (snapshot_id, search_doc)
 );
 comment on table app.sparks is
   'Sparks of a snapshot: the smallest unit of learning, with difficulty, estimated minutes and generated search columns.';
