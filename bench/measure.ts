@@ -32,16 +32,18 @@ export async function measure(run: () => Promise<LoadResult>, pids: Side['pids']
 }
 
 /**
- * Each side runs once (discarded), then twice more, kept, in the order A B … B A: a drift of the
- * shared host during the block weighs on every side alike, so their ratio measures the sides and
- * not the hour. CPU is sampled around each kept run and charged to its side.
+ * Each side runs once (discarded), then `rounds` times A B … B A, kept: a drift of the shared host
+ * during the block weighs on every side alike, so their ratio measures the sides and not the hour,
+ * and more rounds average out the swings of short runs. CPU is sampled around each kept run and
+ * charged to its side.
  */
-export async function measureInterleaved(sides: Side[]): Promise<Measurement[]> {
+export async function measureInterleaved(sides: Side[], rounds = 1): Promise<Measurement[]> {
   for (const side of sides) await side.run();
   for (const side of sides) await side.window?.start();
   const kept = sides.map(() => [] as LoadResult[]);
   const ticks = sides.map(() => ({ api: 0, pg: 0, seconds: 0 }));
-  for (const i of [...sides.keys(), ...[...sides.keys()].reverse()]) {
+  const round = [...sides.keys(), ...[...sides.keys()].reverse()];
+  for (const i of Array.from({ length: rounds }, () => round).flat()) {
     const { run, pids } = sides[i];
     const before = { api: pids.api ? processTicks(pids.api) : 0, pg: treeTicks(pids.postgres), at: performance.now() };
     kept[i].push(await run());

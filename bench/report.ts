@@ -679,10 +679,11 @@ importing the dataset and preparing the mixes: about 75 minutes for the full run
   import) into a second database of the same cluster, signs the learners in there, and starts a second
   API on it beside a fresh one on the base catalog. Every family but the single-use auth ones is then
   measured on both varied mixes at 8 connections, interleaved: after a warm-up of each, one discarded
-  run of each, then the kept runs in the order 1x, 10x, 10x, 1x, so a drift of the shared host weighs on
-  both sides alike (the host's hello-world throughput has moved between 21,000 and 31,700 req/s from one
-  hour to the next). The ratio is p95(10x) / p95(1x) of those runs; the main run's 1x p95 is shown
-  beside it. For snapshot content the body-cache hit rate of both sides is counted the same way, each in
+  run of each, then the kept runs in the order 1x, 10x, 10x, 1x, twice, so a drift of the shared host
+  weighs on both sides alike (the host's hello-world throughput has moved between 21,000 and 31,700
+  req/s from one hour to the next) and four runs a side average out the swings of 6-second runs. The
+  ratio is p95(10x) / p95(1x), each the mean of its side's four kept runs; the main run's 1x p95 is
+  shown beside it. For snapshot content the body-cache hit rate of both sides is counted the same way, each in
   its own database: a larger catalog has more distinct calls, so more of its requests are misses. Failed
   responses are counted too: a p95 over them is no growth figure, so a family with any gets none.
 - **EXPLAIN**: for the families that miss their p95 target (at least the three slowest), the most popular

@@ -92,6 +92,12 @@ const opts = {
   out: path.resolve(root, option('out') ?? (quick ? 'test-artifacts/bench-quick' : 'docs/benchmarks')),
   compare: flag('no-compare') ? undefined : option('compare'),
 };
+/**
+ * Kept rounds (1x 10x 10x 1x) per family in the growth phase: with one, a cheap family's ratio
+ * swung from 1.0 to 1.76 between runs (docs/benchmarks-history.md, "The sixth whole run").
+ */
+const GROWTH_ROUNDS = 2;
+
 const known = new Set(['quick', 'growth', 'only', 'duration', 'warmup', 'note', 'connections', 'sparks', 'out', 'compare', 'no-compare', 'render', 'help']);
 for (const arg of argv) {
   const name = /^--([^=]+)/.exec(arg)?.[1];
@@ -718,7 +724,7 @@ async function main() {
       log(`growth ${p.family.name} at 8 connections, 1x and 10x interleaved`);
       await small.warm();
       await big.warm();
-      const [s, m] = await measureInterleaved([small.side, big.side]);
+      const [s, m] = await measureInterleaved([small.side, big.side], GROWTH_ROUNDS);
       if (m.errors) log(`growth ${p.family.name}: ${m.errors} of ${m.requests} responses failed at 10x`);
       if (s.errors) log(`growth ${p.family.name}: ${s.errors} of ${s.requests} responses failed at 1x`);
       ratios[p.family.name] = {

@@ -41,6 +41,18 @@ describe('bench measurement', () => {
     expect(b.runs.map((r) => r.p95_ms)).toEqual([14, 15]);
   });
 
+  it('repeats the kept A B B A block for more rounds, each side averaging all its kept runs', async () => {
+    const log: string[] = [];
+    const windows: string[] = [];
+    const [a, b] = await measureInterleaved([side('a', log, [1, 10, 20, 30, 40], windows), side('b', log, [2, 11, 21, 31, 41], windows)], 2);
+    expect(log).toEqual(['a', 'b', 'a', 'b', 'b', 'a', 'a', 'b', 'b', 'a']);
+    expect(windows).toEqual(['a start', 'b start', 'a end', 'b end']);
+    expect(a.runs.map((r) => r.p95_ms)).toEqual([10, 20, 30, 40]);
+    expect(b.runs.map((r) => r.p95_ms)).toEqual([11, 21, 31, 41]);
+    expect(a.p95_ms).toBe(25);
+    expect(b.p95_ms).toBe(26);
+  });
+
   it('charges each side the CPU of its own kept runs', async () => {
     // Spins until the process has used 200 ms of CPU, however busy the machine is.
     const spin = () => {
