@@ -107,6 +107,13 @@ export interface GrowthRatio {
 /** Whether the 1x side was measured in the growth phase, beside the 10x one (it then has its own request count). */
 const measuredSideBySide = (g: GrowthRatio) => g.base_requests !== undefined;
 
+/** The kept growth runs, in words. Runs that predate the setting kept one round (up to the sixth). */
+const keptRounds = (r: BenchResults) => {
+  const rounds = Number(r.settings.growth_rounds ?? 1);
+  const times = rounds === 1 ? 'once' : rounds === 2 ? 'twice' : `${rounds} times`;
+  return `the block 1x, 10x, 10x, 1x kept ${times}, ${rounds * 2} runs a side averaged`;
+};
+
 export interface BenchResults {
   date: string;
   mode: 'quick' | 'full';
@@ -463,7 +470,7 @@ export function writeReport(r: BenchResults): string {
     out.push(Object.entries(r.growth.dataset).map(([k, v]) => `${k} ${v.toLocaleString('en')}`).join(' · '), '');
     const interleaved = Object.values(r.growth.ratios).some(measuredSideBySide);
     if (interleaved) {
-      out.push('Each family\'s 1x and 10x runs are interleaved at 8 connections (two APIs, one per catalog; see "How the harness works"), so the ratio compares the sizes and not two hours of the shared host. The main run\'s 1x p95 is given beside them.', '');
+      out.push(`Each family's 1x and 10x runs are interleaved at 8 connections (two APIs, one per catalog; see "How the harness works"): ${keptRounds(r)}, so the ratio compares the sizes and not two hours of the shared host. The main run's 1x p95 is given beside them.`, '');
     } else {
       out.push('This run predates interleaved growth runs: each family\'s 1x figures are the main run\'s at 8 connections, measured up to an hour and a half before its 10x run.', '');
     }
@@ -679,10 +686,11 @@ importing the dataset and preparing the mixes: about 75 minutes for the full run
   import) into a second database of the same cluster, signs the learners in there, and starts a second
   API on it beside a fresh one on the base catalog. Every family but the single-use auth ones is then
   measured on both varied mixes at 8 connections, interleaved: after a warm-up of each, one discarded
-  run of each, then the kept runs in the order 1x, 10x, 10x, 1x, twice, so a drift of the shared host
-  weighs on both sides alike (the host's hello-world throughput has moved between 21,000 and 31,700
-  req/s from one hour to the next) and four runs a side average out the swings of 6-second runs. The
-  ratio is p95(10x) / p95(1x), each the mean of its side's four kept runs; the main run's 1x p95 is
+  run of each, then the kept runs in the order 1x, 10x, 10x, 1x, in as many rounds as the growth
+  section says, so a drift of the shared host weighs on both sides alike (the host's hello-world
+  throughput has moved between 21,000 and 31,700 req/s from one hour to the next) and several runs
+  a side average out the swings of 6-second runs. The ratio is p95(10x) / p95(1x), each the mean of
+  its side's kept runs; the main run's 1x p95 is
   shown beside it. For snapshot content the body-cache hit rate of both sides is counted the same way, each in
   its own database: a larger catalog has more distinct calls, so more of its requests are misses. Failed
   responses are counted too: a p95 over them is no growth figure, so a family with any gets none.

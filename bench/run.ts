@@ -770,6 +770,7 @@ async function main() {
       run_seconds: opts.runSeconds, warmup_seconds: opts.warmupSeconds, connections: opts.connections, wrk_threads: 2, pgbench_jobs: 2,
       api_pool_max: apiPool.DB_POOL_MAX, api_pipeline_depth: apiPool.DB_PIPELINE_DEPTH, snapshot_cache_mb: apiCacheMb(),
       max_variants: opts.variants, hot_variants: HOT_VARIANTS, learners: opts.learners, cheap_r1_rps: CHEAP_R1_RPS,
+      ...(opts.growth ? { growth_rounds: GROWTH_ROUNDS } : {}),
       wall_seconds: Math.round((Date.now() - started.getTime()) / 1000),
     },
     dataset: { source: dataset.source, counts },
