@@ -326,24 +326,28 @@ begin
     ('spark_links', 'source', 'sparks', 'spark'), ('spark_links', 'target', 'sparks', 'spark'),
     ('concept_links', 'source', 'concepts', 'concept'), ('concept_links', 'target', 'concepts', 'concept')
   ) r(kind, field, target_kind, label) on r.kind = i.kind
-  where i.position >= 0 and pg_catalog.jsonb_typeof(i.item) = 'object'
+  -- (No jsonb_typeof(i.item) = 'object' here: -> gives null on anything else. The planner
+  -- counts each such expression as 0.5 % of the rows, and with two it probed the slugs by a
+  -- nested loop, 290,698 index lookups at 50,000 sparks: 690 ms against 190 ms hashed.)
+  where i.position >= 0
     and pg_catalog.jsonb_typeof(i.item -> r.field) = 'string'
     and not exists (select 1 from pg_temp.content_bundle_refs x
                     where x.kind = r.target_kind and x.slug = i.item ->> r.field);
 
+  -- A concept's sparks: unknown, or listed twice (after its first place in the list).
   insert into pg_temp.content_bundle_problems
-  select i.kind, i.position, '$.' || i.kind || '[' || i.position || '].sparks[' || (e.n - 1) || ']',
-         case when x.slug is null then pg_catalog.format('unknown spark %L', e.value #>> '{}')
-              else pg_catalog.format('spark %L is listed twice in this concept', e.value #>> '{}') end, null
-  from pg_temp.content_bundle_items i
-  cross join lateral pg_catalog.jsonb_array_elements(
-    case when pg_catalog.jsonb_typeof(i.item -> 'sparks') = 'array' then i.item -> 'sparks' else '[]'::jsonb end
-  ) with ordinality e(value, n)
-  left join pg_temp.content_bundle_refs x on x.kind = 'sparks' and x.slug = e.value #>> '{}'
-  where i.kind = 'concepts' and i.position >= 0 and pg_catalog.jsonb_typeof(e.value) = 'string'
-    and (x.slug is null
-         or exists (select 1 from pg_catalog.jsonb_array_elements(i.item -> 'sparks') with ordinality o(value, n)
-                    where o.value = e.value and o.n < e.n));
+  select e.kind, e.position, '$.' || e.kind || '[' || e.position || '].sparks[' || (e.n - 1) || ']',
+         case when x.slug is null then pg_catalog.format('unknown spark %L', e.slug)
+              else pg_catalog.format('spark %L is listed twice in this concept', e.slug) end, null
+  from (select i.kind, i.position, e.value #>> '{}' as slug, e.n,
+               pg_catalog.min(e.n) over (partition by i.position, e.value #>> '{}') as first_n
+          from pg_temp.content_bundle_items i
+          cross join lateral pg_catalog.jsonb_array_elements(
+            case when pg_catalog.jsonb_typeof(i.item -> 'sparks') = 'array' then i.item -> 'sparks' else '[]'::jsonb end
+          ) with ordinality e(value, n)
+         where i.kind = 'concepts' and i.position >= 0 and pg_catalog.jsonb_typeof(e.value) = 'string') e
+  left join pg_temp.content_bundle_refs x on x.kind = 'sparks' and x.slug = e.slug
+  where x.slug is null or e.n > e.first_n;
 
   -- A beacon's concept must belong to the beacon's trail.
   insert into pg_temp.content_bundle_problems

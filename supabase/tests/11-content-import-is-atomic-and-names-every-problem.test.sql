@@ -1,6 +1,6 @@
 -- Content import: atomic, every problem listed by JSON path, prerequisite cycles named.
 begin;
-select plan(12);
+select plan(13);
 
 create temporary table attempt (label text primary key, result jsonb);
 -- Whatever content exists before (the seed's) is the baseline a failed import must not change.
@@ -16,12 +16,12 @@ insert into attempt select 'broken', private.import_content_bundle('{
     {"slug": "data", "name": "Data again", "category": "nope"}
   ],
   "trails": [{"slug": "sql", "domain": "missing", "title": "SQL", "difficulty_level": "impossible"}],
-  "concepts": [{"slug": "select", "trail": "sql", "title": "Select", "sparks": ["ghost"]}],
+  "concepts": [{"slug": "select", "trail": "sql", "title": "Select", "sparks": ["ghost", "long", "long", "ghost"]}],
   "sparks": [
     {"slug": "Bad Slug", "title": "x", "difficulty": "beginner", "estimated_mins": 5},
     {"slug": "long", "title": "Long", "difficulty": "beginner", "estimated_mins": 900}
   ],
-  "spark_links": [{"source": "long", "target": "nowhere", "type": "depends"}]
+  "spark_links": [{"source": "long", "target": "nowhere", "type": "depends"}, "not a link"]
 }'::jsonb);
 
 select is((select result ->> 'status' from attempt where label = 'broken'), 'failed', 'an invalid bundle fails');
@@ -36,14 +36,22 @@ select results_eq(
 select bag_eq(
   $$ select p ->> 'path' from attempt, jsonb_array_elements(result -> 'error' -> 'problems') p where label = 'broken' $$,
   $$ values ('$.domains[0].color'), ('$.domains[1].slug'), ('$.domains[1].category'), ('$.trails[0].domain'),
-            ('$.trails[0].difficulty_level'), ('$.concepts[0].sparks[0]'), ('$.sparks[0].slug'),
-            ('$.sparks[1].estimated_mins'), ('$.spark_links[0].target'), ('$.spark_links[0].type') $$,
-  'validation lists every problem by JSON path');
+            ('$.trails[0].difficulty_level'), ('$.concepts[0].sparks[0]'), ('$.concepts[0].sparks[2]'),
+            ('$.concepts[0].sparks[3]'), ('$.sparks[0].slug'), ('$.sparks[1].estimated_mins'),
+            ('$.spark_links[0].target'), ('$.spark_links[0].type'), ('$.spark_links[1]') $$,
+  'validation lists every problem by JSON path, an item that is no object once');
+select results_eq(
+  $$ select p ->> 'path', p ->> 'message' from attempt, jsonb_array_elements(result -> 'error' -> 'problems') p
+      where label = 'broken' and p ->> 'path' like '$.concepts[0].sparks[%' order by 1 $$,
+  $$ values ('$.concepts[0].sparks[0]', 'unknown spark ''ghost'''),
+            ('$.concepts[0].sparks[2]', 'spark ''long'' is listed twice in this concept'),
+            ('$.concepts[0].sparks[3]', 'unknown spark ''ghost''') $$,
+  'a concept''s sparks: unknown ones, and each repeat of a known one after its first place');
 select is(
   (select p ->> 'message' from attempt, jsonb_array_elements(result -> 'error' -> 'problems') p
    where label = 'broken' and p ->> 'path' = '$.domains[1].slug'),
   'duplicate slug ''data'' (first at $.domains[0])', 'a duplicate slug names the first occurrence');
-select is((select (result -> 'error' ->> 'problem_count')::int from attempt where label = 'broken'), 10, 'the problem count is reported');
+select is((select (result -> 'error' ->> 'problem_count')::int from attempt where label = 'broken'), 13, 'the problem count is reported');
 
 -- A prerequisite cycle among otherwise valid sparks.
 insert into attempt select 'cycle', private.import_content_bundle('{
