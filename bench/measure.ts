@@ -1,6 +1,7 @@
 import type { LoadResult } from './loadgen.js';
-import { CLK_TCK, processTicks, treeTicks } from './proc.js';
+import { CLK_TCK, hostIowaitTicks, processTicks, treeTicks } from './proc.js';
 import type { Measurement } from './report.js';
+import type { RunSampler } from './waits.js';
 
 /** The kept runs as one: rates and percentiles averaged, counts and durations summed. */
 export function average(results: LoadResult[]): LoadResult {
@@ -24,6 +25,8 @@ export interface Side {
   pids: { api?: number; postgres: number };
   /** Sampled around the whole kept block; sides measured together must not share what it counts. */
   window?: Window;
+  /** Started before each kept run of this side and stopped after it (bench/waits.ts). */
+  sampler?: RunSampler;
 }
 
 /** Three runs, first discarded; CPU of the API and Postgres sampled around the kept runs. */
@@ -41,20 +44,23 @@ export async function measureInterleaved(sides: Side[], rounds = 1): Promise<Mea
   for (const side of sides) await side.run();
   for (const side of sides) await side.window?.start();
   const kept = sides.map(() => [] as LoadResult[]);
-  const ticks = sides.map(() => ({ api: 0, pg: 0, seconds: 0 }));
+  const ticks = sides.map(() => ({ api: 0, pg: 0, iowait: 0, seconds: 0 }));
   const round = [...sides.keys(), ...[...sides.keys()].reverse()];
   for (const i of Array.from({ length: rounds }, () => round).flat()) {
-    const { run, pids } = sides[i];
-    const before = { api: pids.api ? processTicks(pids.api) : 0, pg: treeTicks(pids.postgres), at: performance.now() };
+    const { run, pids, sampler } = sides[i];
+    sampler?.start();
+    const before = { api: pids.api ? processTicks(pids.api) : 0, pg: treeTicks(pids.postgres), iowait: hostIowaitTicks(), at: performance.now() };
     kept[i].push(await run());
     ticks[i].api += pids.api ? processTicks(pids.api) - before.api : 0;
     ticks[i].pg += treeTicks(pids.postgres) - before.pg;
+    ticks[i].iowait += hostIowaitTicks() - before.iowait;
     ticks[i].seconds += (performance.now() - before.at) / 1000;
+    await sampler?.stop();
   }
   for (const side of sides) await side.window?.end();
   return sides.map((side, i) => {
     const result = average(kept[i]);
-    const { api, pg, seconds } = ticks[i];
+    const { api, pg, iowait, seconds } = ticks[i];
     return {
       ...result,
       runs: kept[i],
@@ -62,6 +68,7 @@ export async function measureInterleaved(sides: Side[], rounds = 1): Promise<Mea
         api: side.pids.api ? api / CLK_TCK / seconds : undefined,
         postgres: pg / CLK_TCK / seconds,
         client: result.client_cpu_s / seconds,
+        host_iowait: iowait / CLK_TCK / seconds,
       },
     };
   });

@@ -45,6 +45,19 @@ export function treeTicks(root: number): number {
   return total;
 }
 
+/**
+ * Ticks the host's CPUs spent idle with disk I/O outstanding (/proc/stat iowait, summed over
+ * the CPUs): time the machine could have computed but waited on storage instead.
+ */
+export function hostIowaitTicks(): number {
+  try {
+    const cpu = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/);
+    return Number(cpu[5] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
 /** Peak resident set size (VmHWM) in MB. */
 export function peakRssMb(pid: number): number | undefined {
   try {

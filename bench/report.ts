@@ -6,12 +6,16 @@ export const CHEAP_R1_RPS = 5000;
 /** Families whose database cost of a miss (R2) must be at least three times the earlier run's (issue 19). */
 export const MISS_COST_FAMILIES = ['search', 'graph.ancestors.d10', 'graph.path', 'discovery.all+facets', 'discovery.domains', 'journeys.detail'];
 import type { LoadResult } from './loadgen.js';
+import { topWaits, waitShare, type WaitCounts } from './waits.js';
 import { zipfRepeatShare } from './zipf.js';
 
 export interface Measurement extends LoadResult {
   runs: LoadResult[];
-  /** Average cores used during the kept runs (1.0 = one core fully busy). */
-  cpu: { api?: number; postgres: number; client: number };
+  /**
+   * Average cores used during the kept runs (1.0 = one core fully busy); host_iowait: cores the
+   * host spent idle waiting on storage meanwhile (runs before 2026-11-28 midday did not record it).
+   */
+  cpu: { api?: number; postgres: number; client: number; host_iowait?: number };
 }
 
 export interface ConnectionResult {
@@ -102,6 +106,27 @@ export interface GrowthRatio {
   x10_cpu?: Measurement['cpu'];
   x10_errors?: number;
   x10_requests?: number;
+  /** What each side's active backends waited on during its kept runs (runs before 2026-11-28 midday: none). */
+  base_waits?: WaitCounts;
+  x10_waits?: WaitCounts;
+}
+
+/** The share of active backends waiting on a lock, heavyweight or lightweight. */
+const lockShare = (w?: WaitCounts) => {
+  const [lock, lwlock] = [waitShare(w, 'Lock'), waitShare(w, 'LWLock')];
+  return lock === undefined || lwlock === undefined ? undefined : lock + lwlock;
+};
+
+/**
+ * Where a 10x side's backends spent a quarter or more of their samples waiting on storage, its
+ * growth is the host's page cache as much as the catalog's size: said beside the verdict.
+ */
+function storageWait(g: GrowthRatio): string {
+  const io = waitShare(g.x10_waits, 'IO');
+  if (io === undefined || io < 0.25 || !g.x10_waits) return '';
+  const top = topWaits(g.x10_waits, 1)[0];
+  const iowait = g.x10_cpu?.host_iowait === undefined ? '' : `, host iowait ${f2(g.x10_cpu.host_iowait)} cores`;
+  return `; at 10x ${percent(io)} of the active backends' samples waited on storage (mostly ${top.event})${iowait}: it read the catalog from disk`;
 }
 
 /** Whether the 1x side was measured in the growth phase, beside the 10x one (it then has its own request count). */
@@ -448,7 +473,7 @@ export function writeReport(r: BenchResults): string {
       }
       const growthVerdict = errors
         ? '**not measured** (the growth runs had failed responses)'
-        : againstLimit(g.ratio <= 1.5, f2(Math.abs(1.5 - g.ratio)), cached);
+        : againstLimit(g.ratio <= 1.5, f2(Math.abs(1.5 - g.ratio)), cached + (g.ratio > 1.5 ? storageWait(g) : ''));
       out.push(`| p95 growth 10x/1x ≤ 1.5 | ${name} | ${f2(g.ratio)} | ${growthVerdict} |`);
     }
   } else {
@@ -475,14 +500,22 @@ export function writeReport(r: BenchResults): string {
       out.push('This run predates interleaved growth runs: each family\'s 1x figures are the main run\'s at 8 connections, measured up to an hour and a half before its 10x run.', '');
     }
     const mainColumn = interleaved ? ' p95 1x, main run ms |' : '';
-    out.push(`| family | p95 1x ms | p95 10x ms | ratio |${mainColumn} req/s 1x / 10x | CPU api / pg 1x | CPU api / pg 10x |`, `|---|---:|---:|---:|${interleaved ? '---:|' : ''}---|---|---|`);
+    // Runs since 2026-11-28 midday also say what the busy backends waited on.
+    const waited = Object.values(r.growth.ratios).some((g) => g.x10_waits);
+    if (waited) {
+      out.push('"Waits": of the active backends sampled every 50 ms during the kept runs, the share waiting on storage (IO) and on locks (Lock and LWLock), 1x / 10x; the rest ran on the CPU or waited on something else. "iowait": the host\'s cores idle on storage meanwhile.', '');
+    }
+    const waitHeader = waited ? ' waits IO · locks 1x / 10x | iowait cores 1x / 10x |' : '';
+    out.push(`| family | p95 1x ms | p95 10x ms | ratio |${mainColumn} req/s 1x / 10x | CPU api / pg 1x | CPU api / pg 10x |${waitHeader}`, `|---|---:|---:|---:|${interleaved ? '---:|' : ''}---|---|---|${waited ? '---|---|' : ''}`);
     const cores = (cpu?: Measurement['cpu']) => (cpu ? `${f2(cpu.api ?? 0)} / ${f2(cpu.postgres)}` : '–');
+    const waits = (w?: WaitCounts) => `${percent(waitShare(w, 'IO'))} · ${percent(lockShare(w))}`;
     for (const [name, g] of Object.entries(r.growth.ratios)) {
       const main = r.families.find((f) => f.name === name)?.byConnections[8]?.api;
       const baseRps = g.base_rps ?? main?.rps;
       const rps = `${baseRps === undefined ? '–' : Math.round(baseRps)} / ${g.x10_rps === undefined ? '–' : Math.round(g.x10_rps)}`;
       const mainP95 = interleaved ? ` ${f2(g.main_run_p95_ms)} |` : '';
-      out.push(`| ${name} | ${f2(g.base_p95_ms)} | ${f2(g.x10_p95_ms)} | ${f2(g.ratio)} |${mainP95} ${rps} | ${cores(g.base_cpu ?? main?.cpu)} | ${cores(g.x10_cpu)} |`);
+      const waitCells = waited ? ` ${waits(g.base_waits)} / ${waits(g.x10_waits)} | ${f2(g.base_cpu?.host_iowait)} / ${f2(g.x10_cpu?.host_iowait)} |` : '';
+      out.push(`| ${name} | ${f2(g.base_p95_ms)} | ${f2(g.x10_p95_ms)} | ${f2(g.ratio)} |${mainP95} ${rps} | ${cores(g.base_cpu ?? main?.cpu)} | ${cores(g.x10_cpu)} |${waitCells}`);
     }
     out.push('');
   }
@@ -694,6 +727,10 @@ importing the dataset and preparing the mixes: about 75 minutes for the full run
   shown beside it. For snapshot content the body-cache hit rate of both sides is counted the same way, each in
   its own database: a larger catalog has more distinct calls, so more of its requests are misses. Failed
   responses are counted too: a p95 over them is no growth figure, so a family with any gets none.
+  During each kept run, pg_stat_activity is sampled every 50 ms for that side's database (its active
+  client backends, by wait event, or CPU when waiting on nothing) and /proc/stat's iowait is read
+  around it: a side slower without using more CPU shows whether it waited on storage (the host's page
+  cache does not keep the 10x catalog for long) or on locks.
 - **EXPLAIN**: for the families that miss their p95 target (at least the three slowest), the most popular
   variant runs in a rolled-back transaction with auto_explain (analyze, buffers, nested statements,
   log level notice), so the plans inside the api functions are shown, slowest statements first. A read

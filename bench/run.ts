@@ -35,6 +35,7 @@ import { runPgbench, runWrk, writeRequestsFile, type PgbenchTarget, type WrkMode
 import { measure, measureInterleaved, type Side, type Window } from './measure.js';
 import { peakRssMb, rssMb, runMeasured } from './proc.js';
 import { CHEAP_R1_RPS, explainFamilies, summariseRun, writeReport, type BenchResults, type FamilyResult, type GrowthRatio, type ImportRun, type Measurement, type PreviousRun, type SnapshotCacheUse } from './report.js';
+import { waitSampler } from './waits.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -704,12 +705,14 @@ async function main() {
     const ratios: Record<string, GrowthRatio> = {};
     const smallStatsSql = postgres(baseDbUrl, { max: 1, onnotice: () => undefined });
     const bigStatsSql = postgres(bigUrl, { max: 1, onnotice: () => undefined });
+    // What each side's busy backends waited on (one side runs at a time: one connection serves both).
+    const waitsSql = postgres(adminUrl, { max: 1, onnotice: () => undefined });
     for (const p of prepared) {
       if (p.family.singleUse || !GROWTH_GROUPS.includes(p.family.group)) continue;
       const bigFile = path.join(tempDir, `${p.family.name}.10x.requests`);
       await writeRequestsFile(bigFile, p.family.variants(bigFixtures).slice(0, opts.variants).map((v) => v.request));
       const mode: WrkMode = p.family.write ? 'write' : 'zipf';
-      const side = (size: '1x' | '10x', target: Api, file: string, statsSql: postgres.Sql) => {
+      const side = (size: '1x' | '10x', target: Api, file: string, statsSql: postgres.Sql, database: string) => {
         let i = 0;
         const run = (seconds: number) => {
           const index = i++;
@@ -717,10 +720,11 @@ async function main() {
           return runWrk(target.baseUrl, file, 8, seconds, mode, write);
         };
         const counter = p.snapshot ? snapshotCacheCounter(statsSql, p.snapshot.functions) : undefined;
-        return { warm: () => run(opts.warmupSeconds), counter, side: { run: () => run(opts.runSeconds), pids: { api: target.child.pid, postgres: pgPid }, window: counter?.window } satisfies Side };
+        const waits = waitSampler(waitsSql, database);
+        return { warm: () => run(opts.warmupSeconds), counter, waits, side: { run: () => run(opts.runSeconds), pids: { api: target.child.pid, postgres: pgPid }, window: counter?.window, sampler: waits } satisfies Side };
       };
-      const small = side('1x', smallApi, p.variedFile, smallStatsSql);
-      const big = side('10x', api, bigFile, bigStatsSql);
+      const small = side('1x', smallApi, p.variedFile, smallStatsSql, 'sparkpath');
+      const big = side('10x', api, bigFile, bigStatsSql, 'sparkpath_10x');
       log(`growth ${p.family.name} at 8 connections, 1x and 10x interleaved`);
       await small.warm();
       await big.warm();
@@ -742,10 +746,13 @@ async function main() {
         base_requests: s.requests,
         x10_errors: m.errors,
         x10_requests: m.requests,
+        base_waits: small.waits.counts,
+        x10_waits: big.waits.counts,
       };
     }
     await smallStatsSql.end();
     await bigStatsSql.end();
+    await waitsSql.end();
     await stopChild(smallApi.child);
     await stopChild(api.child);
     growth = { run: true, dataset: bigCounts, source: bigDataset.source, ratios };

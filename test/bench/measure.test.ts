@@ -53,6 +53,17 @@ describe('bench measurement', () => {
     expect(b.p95_ms).toBe(26);
   });
 
+  it('starts and stops a side\'s sampler around each of its kept runs, not the discarded one', async () => {
+    const log: string[] = [];
+    const sampler = (name: string) => ({ start: () => void log.push(`${name} sampling`), stop: async () => void log.push(`${name} stopped`) });
+    await measureInterleaved([{ ...side('a', log, [1, 2, 3]), sampler: sampler('a') }, { ...side('b', log, [1, 2, 3]), sampler: sampler('b') }]);
+    expect(log).toEqual([
+      'a', 'b',
+      'a sampling', 'a', 'a stopped', 'b sampling', 'b', 'b stopped',
+      'b sampling', 'b', 'b stopped', 'a sampling', 'a', 'a stopped',
+    ]);
+  });
+
   it('charges each side the CPU of its own kept runs', async () => {
     // Spins until the process has used 200 ms of CPU, however busy the machine is.
     const spin = () => {

@@ -45,6 +45,28 @@ describe('bench report: growth rows', () => {
   });
 });
 
+describe('bench report: what the growth runs waited on', () => {
+  const waits = (io: number, cpu: number, lock = 0) => ({ samples: 100, active: io + cpu + lock, by: { 'IO:DataFileRead': io, CPU: cpu, 'LWLock:BufferMapping': lock } });
+  const sideBySide = { main_run_p95_ms: 17.5, base_rps: 900, base_requests: 5000, base_errors: 0, x10_rps: 300, x10_requests: 2000, x10_errors: 0 };
+
+  it('says where a 10x side that missed waited on storage, with the host\'s iowait', () => {
+    const r = recorded();
+    if (!r.growth.run) throw new Error('the recorded run has a growth run');
+    r.growth.ratios['learning.next'] = {
+      ...sideBySide, base_p95_ms: 10, x10_p95_ms: 60, ratio: 6,
+      base_cpu: { api: 0.4, postgres: 1.3, client: 0.1, host_iowait: 0.01 }, x10_cpu: { api: 0.1, postgres: 0.5, client: 0.1, host_iowait: 0.62 },
+      base_waits: waits(1, 99), x10_waits: waits(60, 30, 10),
+    };
+    r.growth.ratios['learning.reviews'] = { ...sideBySide, base_p95_ms: 10, x10_p95_ms: 30, ratio: 3, base_waits: waits(0, 100), x10_waits: waits(10, 90) };
+    const report = writeReport(r);
+    expect(growthRow(report, 'learning.next')).toContain('over by 4.50; at 10x 60.0% of the active backends\' samples waited on storage (mostly IO:DataFileRead), host iowait 0.62 cores: it read the catalog from disk');
+    // A side mostly on the CPU gets no such note.
+    expect(growthRow(report, 'learning.reviews')).toMatch(/over by 1\.50\) \|$/);
+    const table = report.split('\n').find((line) => line.startsWith('| learning.next | 10.00 | 60.00 |'));
+    expect(table).toMatch(/\| 1\.0% · 0\.0% \/ 60\.0% · 10\.0% \| 0\.01 \/ 0\.62 \|$/);
+  });
+});
+
 describe('bench report: growth table', () => {
   it('sets the 10x run\'s throughput and CPU beside the base run\'s, and a dash where a run did not record them', () => {
     const r = recorded();
