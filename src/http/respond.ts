@@ -39,5 +39,16 @@ export function sendJsonText(c: Context, body: string, status: ContentfulStatusC
  *   return sendCreatedOrExisting(c, await c.var.services.rpc.call('enroll_in_trail', { trail_id }, c.var.context.db));
  */
 export function sendCreatedOrExisting(c: Context, body: string) {
-  return (JSON.parse(body) as { created?: unknown }).created === true ? sendJsonText(c, body, 201) : sendJsonText(c, body, 200);
+  return sendJsonText(c, body, saysCreated(body) ? 201 : 200);
 }
+
+/**
+ * Whether a write's JSON text has `"created": true`, found without parsing it: an enrollment's
+ * answer is its whole journey (~30 KB at 250 sparks), and parsing it cost the API a tenth of its
+ * CPU per enroll. In JSON text an unescaped `"created":` is always a key (a quote inside a
+ * string is escaped), and the write answers have one such key, at the top.
+ */
+export function saysCreated(body: string): boolean {
+  return CREATED_TRUE.test(body);
+}
+const CREATED_TRUE = /"created"\s*:\s*true\b/;
