@@ -422,6 +422,44 @@ grant select on app.review_cards to authenticated;
 -- GET /user/me/reviews: the caller's cards in due order.
 create index review_cards_due on app.review_cards (user_id, due_at, spark_id);
 
+-- private.lock_learner_sparks
+-- Purpose: serialises the recomputes of what is derived per (learner, spark) from its history
+--          (the review cards). Each recompute reads the history after its lock: a concurrent
+--          writer's event is then either committed and read, or that writer recomputes after this
+--          transaction ends. Without it, the later of two concurrent writers of one pair wrote a
+--          card computed without the other's event.
+-- Params:  user_ids, spark_ids: parallel arrays of pairs (duplicates allowed).
+-- Locks:   transaction-level advisory locks: up to 32 distinct pairs (a learner's write) take
+--          the bulk key shared and each pair's key, in key order; more (a bulk load) take the
+--          bulk key exclusively, so the shared lock table holds a few locks whatever the load.
+create or replace function private.lock_learner_sparks(user_ids uuid[], spark_ids uuid[])
+returns void
+language plpgsql
+set search_path = ''
+as $$
+declare
+  -- Keys of their own: the first of two int4 keys is the cards table's oid, which no other
+  -- advisory lock of the project uses (the promote lock takes a single bigint key); the
+  -- second is 0 for the bulk key, else the pair's hash (never 0).
+  lock_space constant integer := 'app.review_cards'::regclass::oid::integer;
+  keys integer[];
+begin
+  select pg_catalog.array_agg(distinct coalesce(nullif(pg_catalog.hashtext(p.user_id::text || p.spark_id::text), 0), 1))
+  into keys
+  from rows from (pg_catalog.unnest(lock_learner_sparks.user_ids), pg_catalog.unnest(lock_learner_sparks.spark_ids)) p(user_id, spark_id);
+  if pg_catalog.cardinality(keys) > 32 then
+    perform pg_catalog.pg_advisory_xact_lock(lock_space, 0);
+  elsif keys is not null then
+    perform pg_catalog.pg_advisory_xact_lock_shared(lock_space, 0);
+    -- array_agg(distinct) gives the keys sorted: every transaction takes them in one order.
+    perform pg_catalog.pg_advisory_xact_lock(lock_space, k) from pg_catalog.unnest(keys) k;
+  end if;
+end
+$$;
+comment on function private.lock_learner_sparks(uuid[], uuid[]) is
+  'Serialises recomputes of per-(learner, spark) derived rows: advisory locks per pair (up to 32) under a shared bulk key, or the bulk key exclusively for more.';
+revoke execute on function private.lock_learner_sparks(uuid[], uuid[]) from public;
+
 -- private.refresh_review_cards
 -- Purpose: recomputes the cards of the given (user, spark) pairs from their whole history and
 --          writes them; a pair without history loses its card. The history of a pair: its first
@@ -443,6 +481,8 @@ set plan_cache_mode to 'force_generic_plan'
 set search_path = ''
 as $$
 begin
+  -- The history is read after the pairs' locks (see private.lock_learner_sparks).
+  perform private.lock_learner_sparks(refresh_review_cards.user_ids, refresh_review_cards.spark_ids);
   with recursive
   pairs as materialized (
     select distinct p.user_id, p.spark_id
