@@ -2,7 +2,7 @@
 -- stable ids, with the changed fields named; the stored digests equal a recount; a trail's
 -- digest differs exactly when its change list is not empty; journeys say so.
 begin;
-select plan(27);
+select plan(32);
 
 select tests.create_user('alice');
 
@@ -108,6 +108,45 @@ select results_eq(
   $$ select * from pg_temp.changes_of(api.list_snapshot_changes('a1500000-0000-4000-8000-000000000002', 'a1500000-0000-4000-8000-000000000001')) $$,
   $$ select * from expected order by array_position(array['category','domain','trail','concept','spark','beacon'], type), id $$,
   'a release''s kept change list gives the same list');
+-- The release's lists are kept described: the whole one and each trail's, and the API reads them.
+select results_eq(
+  $$ select kind, entity_id, change, slug, title, to_jsonb(fields) from app.release_changes
+     where snapshot_id = 'a1500000-0000-4000-8000-000000000002' and since = 'a1500000-0000-4000-8000-000000000001'
+     order by array_position(array['category','domain','trail','concept','spark','beacon'], kind), entity_id $$,
+  $$ select type, id, change, slug, title, fields from expected
+     order by array_position(array['category','domain','trail','concept','spark','beacon'], type), id $$,
+  'a release''s whole list is kept with each row''s slug, title and changed fields');
+select set_eq(
+  $$ select trail_id, kind, entity_id, change, slug, title, to_jsonb(fields) from app.release_trail_changes
+     where snapshot_id = 'a1500000-0000-4000-8000-000000000002' and since = 'a1500000-0000-4000-8000-000000000001' $$,
+  $$ select 'b1500000-0000-4000-8000-000000000001'::uuid, type, id, change, slug, title, fields from expected
+     where slug in ('t', 'c1', 's1', 's2', 'b1') $$,
+  'and each trail''s list (the trail, its concepts, their sparks, its beacons), described the same way');
+select results_eq(
+  $$ select kind, entity_id, change, slug, title, to_jsonb(fields)
+     from private.describe_changes('a1500000-0000-4000-8000-000000000002', 'a1500000-0000-4000-8000-000000000001', array[
+       ('spark', 'e1500000-0000-4000-8000-000000000001', 'changed'), ('spark', 'e1500000-0000-4000-8000-000000000003', 'removed'),
+       ('spark', 'e1500000-0000-4000-8000-000000000004', 'added')]::private.entity_change[]) $$,
+  $$ values ('spark', 'e1500000-0000-4000-8000-000000000001'::uuid, 'changed', 's1', 'S1', '["summary"]'::jsonb),
+            ('spark', 'e1500000-0000-4000-8000-000000000003'::uuid, 'removed', 's3', 'S3', null),
+            ('spark', 'e1500000-0000-4000-8000-000000000004'::uuid, 'added', 's4', 'S4', null) $$,
+  'a row is described from the newer document, the older for a removed one, with the differing fields of a changed one');
+update app.release_changes set title = 'kept whole'
+ where snapshot_id = 'a1500000-0000-4000-8000-000000000002' and entity_id = 'e1500000-0000-4000-8000-000000000001';
+update app.release_trail_changes set title = 'kept in trail'
+ where snapshot_id = 'a1500000-0000-4000-8000-000000000002' and entity_id = 'e1500000-0000-4000-8000-000000000001';
+select is(
+  (select e ->> 'title' from json_array_elements(api.list_snapshot_changes('a1500000-0000-4000-8000-000000000002', 'a1500000-0000-4000-8000-000000000001') -> 'data') e
+    where e ->> 'slug' = 's1'), 'kept whole',
+  'the whole list of a release shows its kept rows, building no document');
+select is(
+  (select e ->> 'title' from json_array_elements(api.list_snapshot_changes('a1500000-0000-4000-8000-000000000002', 'a1500000-0000-4000-8000-000000000001', 't') -> 'data') e
+    where e ->> 'slug' = 's1'), 'kept in trail',
+  'and so does a trail''s list');
+update app.release_changes set title = 'S1'
+ where snapshot_id = 'a1500000-0000-4000-8000-000000000002' and entity_id = 'e1500000-0000-4000-8000-000000000001';
+update app.release_trail_changes set title = 'S1'
+ where snapshot_id = 'a1500000-0000-4000-8000-000000000002' and entity_id = 'e1500000-0000-4000-8000-000000000001';
 select is(
   (api.list_snapshot_changes('a1500000-0000-4000-8000-000000000002', 'a1500000-0000-4000-8000-000000000001', null, 2, 3) -> 'meta')::jsonb,
   '{"total": 7, "page": 2, "per_page": 3, "total_pages": 3, "has_next": true, "has_prev": true}',
