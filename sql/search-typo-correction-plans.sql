@@ -1,5 +1,5 @@
 -- EXPLAIN (ANALYZE, BUFFERS) of the typo path of search and autocomplete, nested statements
--- included: the correction's lexicon lookups (trigram candidates, near misses, the typed-prefix
+-- included: the correction's lexicon lookups (candidates by deletion strings, the typed-prefix
 -- completion) and the search or suggestions run on the corrected text.
 -- Run as a superuser on a database with content (the demo catalog, or a benchmark dataset):
 --   psql -d <db> -v typo=tesitng -v prefix=tesit -f sql/search-typo-correction-plans.sql 2>&1 | less

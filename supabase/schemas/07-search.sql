@@ -845,10 +845,10 @@ alter table app.domains enable always trigger domains_search_index_delete;
 -- session_replication_role = replica), so it is written when content is imported, never by a
 -- request; promote and rollback change no content. A snapshot's words go with it (on delete
 -- cascade). A query word that matches nothing in the snapshot is replaced by the closest lexicon
--- word within its typo budget (private.search_correct); candidates come from the lexicon's
--- trigram index plus direct lookups of the typed word's transpositions and deletions, and are
--- confirmed by private.osa_distance (fuzzystrmatch has only levenshtein, which counts a
--- transposition as two edits).
+-- word within its typo budget (private.search_correct); candidates are the lexicon words that
+-- share a string of deletions with the typed word (SymSpell, through an index of each word's
+-- deletions), and are confirmed by private.osa_distance (fuzzystrmatch has only levenshtein,
+-- which counts a transposition as two edits).
 
 -- private.osa_distance
 -- Purpose: optimal string alignment distance (restricted Damerau-Levenshtein): the fewest
@@ -985,8 +985,71 @@ create policy "anyone reads the search lexicon" on app.search_lexicon
   using (true);
 grant select on app.search_lexicon to anon, authenticated;
 
--- Typo candidates: trigram neighbours of a typed word (private.search_correct).
+-- Words a typed text may begin (private.search_correct's prefix reading) or resemble
+-- (private.suggest_similar_titles): trigram word similarity.
 create index search_lexicon_word_trgm on app.search_lexicon using gin (word extensions.gin_trgm_ops);
+
+-- private.search_deletions
+-- Purpose: the strings left by deleting up to `depth` (1 or 2) characters of a word, the word
+--          itself included (SymSpell): two words are at most k edits apart (insertions,
+--          deletions, substitutions, adjacent transpositions; private.osa_distance) only if
+--          deleting at most k characters from each leaves a common string. A string reached
+--          twice ("book" less either o) is listed twice: a GIN index keeps each key once.
+-- Returns: text[], 1 + n strings at depth 1, 1 + n + n(n - 1)/2 at depth 2 (n characters).
+create or replace function private.search_deletions(word text, depth integer)
+returns text[]
+language plpgsql
+immutable
+strict
+parallel safe
+set search_path = ''
+as $$
+declare
+  n constant integer := pg_catalog.char_length(search_deletions.word);
+  variants text[] := array[search_deletions.word];
+  shorter text;
+begin
+  for i in 1 .. n loop
+    shorter := pg_catalog.substr(search_deletions.word, 1, i - 1) || pg_catalog.substr(search_deletions.word, i + 1);
+    variants := variants || shorter;
+    if search_deletions.depth >= 2 then
+      -- the second deletion after the first, so each pair of positions is deleted once
+      for j in i .. n - 1 loop
+        variants := variants || (pg_catalog.substr(shorter, 1, j - 1) || pg_catalog.substr(shorter, j + 1));
+      end loop;
+    end if;
+  end loop;
+  return variants;
+end
+$$;
+comment on function private.search_deletions(text, integer) is
+  'The strings left by deleting up to depth characters of a word, the word included (SymSpell keys; repeats possible).';
+grant execute on function private.search_deletions(text, integer) to anon, authenticated;
+
+-- private.search_lexicon_deletions
+-- Purpose: the deletion strings a lexicon word is found by: depth 2 for words of 6 or more
+--          characters (a typed word of 8 or more, budget 2, is within two edits only of words of
+--          6 or more), else depth 1 (a typed word of 4 to 7 characters has a budget of one edit;
+--          see private.search_typo_budget).
+create or replace function private.search_lexicon_deletions(word text)
+returns text[]
+language sql
+immutable
+strict
+parallel safe
+set search_path = ''
+as $$
+  select private.search_deletions(search_lexicon_deletions.word,
+                                  case when pg_catalog.char_length(search_lexicon_deletions.word) >= 6 then 2 else 1 end)
+$$;
+comment on function private.search_lexicon_deletions(text) is
+  'The deletion strings (private.search_deletions) a lexicon word is indexed by: depth 2 for words of 6+ characters, else 1.';
+grant execute on function private.search_lexicon_deletions(text) to anon, authenticated;
+
+-- Typo candidates (private.search_correct): every word sharing a deletion string with the typed
+-- word. Not led by the snapshot: a snapshot key's posting list holds every word of the snapshot,
+-- and the few candidates of other snapshots are dropped on the heap row.
+create index search_lexicon_word_deletions on app.search_lexicon using gin (private.search_lexicon_deletions(word));
 
 -- private.search_lexicon_sql
 -- Purpose: the statements that add (sign 1) or remove (sign -1) the words of the rows of
@@ -1203,18 +1266,17 @@ grant execute on function private.search_one_edit_patterns(text, boolean) to ano
 --          word is read as a typed prefix ("tesit" -> "testing") and the best completion taken.
 --          A word with no candidate is kept.
 -- Params:  snapshot (null: no correction), normalized (private.search_normalize'd, trimmed).
---          Candidates: pg_trgm similarity >= 0.2 and a length within the budget, plus the typed
---          word's transpositions and deletions (private.search_near_misses); for the last word,
---          when no whole word is close enough, words it begins like (word similarity >= 0.3).
---          With a budget of one edit, a candidate's distance is computed only when it matches
---          one of private.search_one_edit_patterns (the only words that can be within it).
+--          Candidates: the words sharing a string of up to `budget` deletions with the typed
+--          word (private.search_lexicon_deletions), which include every word within the budget;
+--          for the last word, when no whole word is close enough, words it begins like (word
+--          similarity >= 0.3), whose distance is computed, with a budget of one edit, only when
+--          they match one of private.search_one_edit_patterns (the only words within it).
 -- Returns: text or null.
 create or replace function private.search_correct(snapshot uuid, normalized text)
 returns text
 language plpgsql
 stable
 set search_path = ''
-set "pg_trgm.similarity_threshold" to '0.2'
 set "pg_trgm.word_similarity_threshold" to '0.3'
 as $$
 declare
@@ -1222,9 +1284,8 @@ declare
   word_count integer;
   typed text;
   budget integer;
-  -- With a budget of one edit, LIKE patterns of the only words within it, whole or as a
-  -- beginning (private.search_one_edit_patterns): a LIKE costs far less than a distance.
-  near_words text[];
+  -- With a budget of one edit, LIKE patterns of the only words beginning within it
+  -- (private.search_one_edit_patterns): a LIKE costs far less than a distance.
   near_beginnings text[];
   best text;
   changed boolean := false;
@@ -1249,29 +1310,20 @@ begin
       select from app.search_lexicon l
        where l.snapshot_id = search_correct.snapshot
          and l.word >= typed collate "C" and l.word < (typed || pg_catalog.chr(1114111)) collate "C");
-    near_words := case when budget = 1 then private.search_one_edit_patterns(typed, false) end;
 
-    -- Whole words: trigram neighbours within the length budget, and the typed word's
-    -- transpositions and deletions looked up directly (short words share few trigrams with
-    -- them: "jion" and "join" share 1 of 9).
+    -- Whole words: every lexicon word within the budget shares a string of up to `budget`
+    -- deletions with the typed word, so the index of deletions finds them all (and a few more,
+    -- which the distance drops). Materialized, so the snapshot is tested on the few rows found:
+    -- a plan adding the snapshot's primary-key range to the bitmap read every word of it.
+    with candidates as materialized (
+      select l.snapshot_id, l.word, l.docs from app.search_lexicon l
+       where private.search_lexicon_deletions(l.word) operator(pg_catalog.&&) private.search_deletions(typed, budget)
+    )
     select c.word into best
-    from (
-      select l.word, l.docs from app.search_lexicon l
-       where l.snapshot_id = search_correct.snapshot
-         -- the length test first: equal-cost quals run in the order written, and it is far
-         -- cheaper than a similarity (two trigram sets) when the index is not used
-         and pg_catalog.char_length(l.word) between pg_catalog.char_length(typed) - budget
-                                                and pg_catalog.char_length(typed) + budget
-         and l.word operator(extensions.%) typed
-      union
-      select l.word, l.docs from app.search_lexicon l
-       where l.snapshot_id = search_correct.snapshot
-         and l.word = any (private.search_near_misses(typed))
-    ) c
-    -- a word matching no pattern is more than one edit away: no distance to compute
-    cross join lateral (select case when near_words is null or c.word like any (near_words)
-                                    then private.osa_distance(typed, c.word, false, budget) else budget + 1 end as edits) d
-    where d.edits <= budget
+    from candidates c
+    cross join lateral (select private.osa_distance(typed, c.word, false, budget) as edits) d
+    where c.snapshot_id = search_correct.snapshot
+      and d.edits <= budget
     order by d.edits, c.docs desc, pg_catalog.char_length(c.word), c.word
     limit 1;
     -- The last word may be unfinished: the beginnings of longer words ("tesit" -> "testing").
@@ -1299,7 +1351,7 @@ begin
 end
 $$;
 comment on function private.search_correct(uuid, text) is
-  'Typo correction of a normalised plain-words query against the snapshot''s lexicon (trigram candidates, optimal string alignment distance within 1 edit for 4-7 characters, 2 for 8+; the last word also as a prefix); null when nothing was corrected.';
+  'Typo correction of a normalised plain-words query against the snapshot''s lexicon (candidates sharing a deletion string, SymSpell; optimal string alignment distance within 1 edit for 4-7 characters, 2 for 8+; the last word also as a prefix); null when nothing was corrected.';
 grant execute on function private.search_correct(uuid, text) to anon, authenticated;
 
 -- private.suggest_similar_titles

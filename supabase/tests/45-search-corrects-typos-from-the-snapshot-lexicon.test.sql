@@ -3,7 +3,7 @@
 -- corrected only within its typo budget and only to words of the selected snapshot, exact matches
 -- come before prefixes before corrections, and meta.corrected_query names the correction.
 begin;
-select plan(77);
+select plan(82);
 
 -- The fixture becomes the one current snapshot, whatever was current before (the seed's).
 select tests.archive_current_snapshot();
@@ -74,6 +74,32 @@ select ok(private.search_one_edit_patterns('a%b', false) is null and private.sea
           and private.search_one_edit_patterns('ab c', false) is null,
           'a word with anything but letters and digits (LIKE wildcards among them) gets no patterns');
 
+-- private.search_deletions and private.search_lexicon_deletions: the SymSpell keys correction
+-- candidates are found by.
+select is((select pg_catalog.array_agg(distinct v order by v) from pg_catalog.unnest(private.search_deletions('book', 1)) v),
+          array['bok', 'boo', 'book', 'ook'], 'one deletion: the word and each string one character shorter');
+select is(array[pg_catalog.cardinality(private.search_deletions('abcd', 2)), pg_catalog.cardinality(private.search_lexicon_deletions('abcde')),
+                pg_catalog.cardinality(private.search_lexicon_deletions('abcdef'))],
+          array[11, 6, 22], 'two deletions: 1 + n + n(n - 1)/2 strings; a lexicon word of 6+ characters gets two, a shorter one one');
+-- Every word within a typed word's budget shares a key with it, so the index finds every
+-- candidate: 96 words of 4 to 11 letters over two and three letters (many close pairs), every
+-- ordered pair.
+create temporary table budget_words as
+select pg_catalog.translate(pg_catalog.substr(pg_catalog.md5(i::text), 1, 4 + i % 8), '0123456789abcdef',
+                            case when i % 2 = 0 then 'abababababababab' else 'abcabcabcabcabca' end) as w
+from pg_catalog.generate_series(1, 96) i;
+create temporary table budget_pairs as
+select x.w as typed, y.w as word, private.search_typo_budget(x.w) as budget,
+       private.search_deletions(x.w, private.search_typo_budget(x.w)) operator(pg_catalog.&&) private.search_lexicon_deletions(y.w) as shares_key
+from budget_words x
+cross join budget_words y
+where private.osa_distance(x.w, y.w) <= private.search_typo_budget(x.w);
+select is((select count(*)::int from budget_pairs where not shares_key), 0,
+          'every word within a typed word''s budget shares a deletion string with it');
+select ok((select count(*) filter (where budget = 1 and typed <> word) >= 100 and count(*) filter (where budget = 2 and typed <> word) >= 100
+           from budget_pairs),
+          'over at least 100 pairs within one edit and 100 within two (not only equal words)');
+
 -- private.search_typo_budget: none below 4 characters, 1 for 4-7, 2 for 8+
 select is(array[private.search_typo_budget('abc'), private.search_typo_budget('abcd'), private.search_typo_budget('abcdefg'),
                 private.search_typo_budget('abcdefgh'), private.search_typo_budget('linearizability')],
@@ -140,7 +166,10 @@ select is(private.search_correct('45000000-0000-0000-0000-000000000001', 'recur'
 select is(private.search_correct('45000000-0000-0000-0000-000000000001', 'uint'), 'unit', 'a 4-character word gets one edit');
 select is(private.search_correct('45000000-0000-0000-0000-000000000001', 'nuit'), 'unit', 'a transposition of the first two letters of a short word is found');
 select is(private.search_correct('45000000-0000-0000-0000-000000000001', 'tset basics'), null, 'words of 1-3 characters are never corrected');
-select is(private.search_correct('45000000-0000-0000-0000-000000000001', 'rceursoin'), null, 'a 9-character word allows 2 edits, not 3');
+select is(private.search_correct('45000000-0000-0000-0000-000000000001', 'rcuresoin'), null, 'a 9-character word allows 2 edits, not 3');
+-- Two transpositions leave few trigrams in common (trigram candidates missed this one): every
+-- word within the budget is a candidate.
+select is(private.search_correct('45000000-0000-0000-0000-000000000001', 'rceursoin'), 'recursion', 'two transpositions in a 9-character word are found');
 select is(private.search_correct('45000000-0000-0000-0000-000000000001', 'rceursion'), 'recursion', 'a 9-character word allows 2 edits');
 select is(private.search_correct('45000000-0000-0000-0000-000000000001', 'cremme brulee'), 'creme brulee', 'accents are ignored as in search');
 select is(private.search_correct('45000000-0000-0000-0000-000000000001', '"recursoin"'), null, 'websearch syntax is not corrected');

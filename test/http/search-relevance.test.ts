@@ -93,6 +93,8 @@ const CASES: Case[] = [
   { kind: 'two typos (8+ characters)', q: 'typograpy', top: ['concept:typography'], corrected: 'typography' },
   { kind: 'two typos (8+ characters)', q: 'cirquit breakers', top: ['spark:circuit-breakers'], corrected: 'circuit breakers' },
   { kind: 'two typos (8+ characters)', q: 'diversificaton', top: ['spark:diversification'], corrected: 'diversification' },
+  // two transpositions share 2 of 18 trigrams with the word: found since candidates are every word within the budget
+  { kind: 'two typos (8+ characters)', q: 'itnerveiw', top: ['concept:user-interviews'], corrected: 'interview' },
   { kind: 'two typos in two words', q: 'commn table expresions', top: ['spark:common-table-expressions'], corrected: 'common table expressions' },
   { kind: 'two typos in two words', q: 'standard devaition', top: ['spark:spread-and-variance'], corrected: 'standard deviation' },
   { kind: 'typo-tolerant prefix', q: 'bakcprop', top: ['spark:backpropagation'], corrected: 'backpropagation' },
