@@ -287,68 +287,89 @@ comment on function private.suggest_title_prefixes(uuid,text,integer) is
   'Autocomplete tier 0: titles starting with a LIKE-escaped pattern, at most `wanted` per content type, via the (snapshot_id, search_title collate C) indexes.';
 grant execute on function private.suggest_title_prefixes(uuid,text,integer) to anon, authenticated;
 
--- private.search_title_words
--- Purpose: the words of a normalised title (maximal runs of letters and digits, as written: not
---          stemmed, no stop word left out) as the lexemes of a tsvector, for the GIN indexes
---          below: `'inc':*` finds the titles holding a word that starts with "inc".
-create or replace function private.search_title_words(search_title text)
+-- private.search_title_terms
+-- Purpose: the terms of a normalised title, for the GIN indexes below: its words (maximal runs
+--          of letters and digits, as written: not stemmed, no stop word left out) and each two
+--          adjacent words joined by a space, as the lexemes of a tsvector. `'inc':*` finds the
+--          titles holding a word that starts with "inc", `'habits ha':*` those where "habits"
+--          is followed by a word starting with "ha".
+create or replace function private.search_title_terms(search_title text)
 returns tsvector
-language sql
+language plpgsql
 immutable
 strict
 parallel safe
 set search_path = ''
 as $$
-  select pg_catalog.array_to_tsvector(pg_catalog.array_remove(
-    pg_catalog.regexp_split_to_array(search_title_words.search_title, '[^[:alnum:]]+'), ''))
+-- plpgsql: the index computes it for every title at import, and the loop costs what the words
+-- alone cost (about 5 us a title) where a set-based SQL function cost 36
+declare
+  words constant text[] := pg_catalog.array_remove(
+    pg_catalog.regexp_split_to_array(search_title_terms.search_title, '[^[:alnum:]]+'), '');
+  terms text[] := words;
+begin
+  for i in 1 .. pg_catalog.cardinality(words) - 1 loop
+    terms := terms || (words[i] || ' ' || words[i + 1]);
+  end loop;
+  return pg_catalog.array_to_tsvector(terms);
+end
 $$;
-comment on function private.search_title_words(text) is
-  'The words (runs of letters and digits) of a normalised title as a tsvector of those words, unstemmed: what autocomplete looks up by prefix.';
-grant execute on function private.search_title_words(text) to anon, authenticated;
+comment on function private.search_title_terms(text) is
+  'The words (runs of letters and digits) of a normalised title and each two adjacent words, as a tsvector of those terms, unstemmed: what autocomplete looks up by prefix.';
+grant execute on function private.search_title_terms(text) to anon, authenticated;
 
 -- Autocomplete's word-prefix tier (private.suggest_title_word_candidates): the titles holding
--- the words a text needs at a word start ('exploring' & 'bea':*). The trigram index finds every
+-- the terms a text needs at a word start ('exploring bea':*). The trigram index finds every
 -- title holding the text anywhere, inside words too: at 500,000 sparks "inc" (inside
--- "principles") matched 220,478 titles and suggested none, in 1.6 s.
-create index sparks_title_words on app.sparks using gin (snapshot_id, private.search_title_words(search_title));
+-- "principles") matched 220,478 titles and suggested none, in 1.6 s. Words alone found every
+-- title holding both words of "habits ha" anywhere (thousands for a common word); adjacent
+-- pairs find the titles where they stand together.
+create index sparks_title_terms on app.sparks using gin (snapshot_id, private.search_title_terms(search_title));
 
-create index concepts_title_words on app.concepts using gin (snapshot_id, private.search_title_words(search_title));
+create index concepts_title_terms on app.concepts using gin (snapshot_id, private.search_title_terms(search_title));
 
-create index trails_title_words on app.trails using gin (snapshot_id, private.search_title_words(search_title));
+create index trails_title_terms on app.trails using gin (snapshot_id, private.search_title_terms(search_title));
 
-create index domains_title_words on app.domains using gin (snapshot_id, private.search_title_words(search_title));
+create index domains_title_terms on app.domains using gin (snapshot_id, private.search_title_terms(search_title));
 
--- private.search_title_word_query
--- Purpose: what a title must hold among its words (private.search_title_words) to have
---          `normalized` at a word start: each run of letters and digits of the text as a whole
---          word, the last one as a word prefix when the text ends with it ("exploring bea" ->
---          'exploring' & 'bea':*). A run followed by anything in the text is a whole word of the
---          title there; the last run of a text ending in a letter or digit may go on.
+-- private.search_title_term_query
+-- Purpose: what a title must hold among its terms (private.search_title_terms) to have
+--          `normalized` at a word start: a text of one run of letters and digits, that word;
+--          of several, each two adjacent runs as a pair of words. The last term is a prefix when
+--          the text ends with a letter or digit, which may go on ("exploring bea" ->
+--          'exploring bea':*). A title holding the pairs may still hold them apart or with
+--          other punctuation between: the caller checks the text itself.
 -- Params:  normalized (private.search_normalize'd, trimmed).
 -- Returns: the tsquery, or null when the text has no letter or digit.
-create or replace function private.search_title_word_query(normalized text)
+create or replace function private.search_title_term_query(normalized text)
 returns tsquery
 language sql
 immutable
 strict
 set search_path = ''
 as $$
-  select pg_catalog.string_agg(pg_catalog.quote_literal(w.word)
-           || case when w.n = w.runs and search_title_word_query.normalized ~ '[[:alnum:]]$' then ':*' else '' end,
-           ' & ' order by w.n)::tsquery
-  from (select x.word, x.n, pg_catalog.count(*) over () as runs
-        from pg_catalog.unnest(pg_catalog.array_remove(
-               pg_catalog.regexp_split_to_array(search_title_word_query.normalized, '[^[:alnum:]]+'), '')) with ordinality x(word, n)) w
+  select pg_catalog.string_agg(pg_catalog.quote_literal(t.term)
+           || case when t.n = t.runs and search_title_term_query.normalized ~ '[[:alnum:]]$' then ':*' else '' end,
+           ' & ' order by t.n)::tsquery
+  from (
+    select case when w.runs = 1 then w.word else pg_catalog.lag(w.word) over (order by w.n) || ' ' || w.word end as term,
+           w.n, w.runs
+    from (select x.word, x.n, pg_catalog.count(*) over () as runs
+          from pg_catalog.unnest(pg_catalog.array_remove(
+                 pg_catalog.regexp_split_to_array(search_title_term_query.normalized, '[^[:alnum:]]+'), '')) with ordinality x(word, n)) w
+  ) t
+  -- the first of several runs has no pair of its own (the second's pair holds it)
+  where t.term is not null
 $$;
-comment on function private.search_title_word_query(text) is
-  'The title words a text at a word start needs: its runs of letters and digits as words, the last as a prefix when the text ends with it (a tsquery for private.search_title_words), or null.';
-grant execute on function private.search_title_word_query(text) to anon, authenticated;
+comment on function private.search_title_term_query(text) is
+  'The title terms a text at a word start needs: its one run of letters and digits, or each two adjacent runs as a pair, the last as a prefix when the text ends with it (a tsquery for private.search_title_terms), or null.';
+grant execute on function private.search_title_term_query(text) to anon, authenticated;
 
 -- private.suggest_title_word_candidates
 -- Purpose: autocomplete tier 1's candidates: the titles (type, text, normalised text) that do
 --          not start with `normalized` but have it at the start of a later word, found one of
 --          two ways with the same answer (pgTAP 49 compares them): by_words, the titles holding
---          the words the text needs there (private.search_title_word_query; the indexes above);
+--          the terms the text needs there (private.search_title_term_query; the indexes above);
 --          otherwise the titles holding the text anywhere (trigram index). Either way each is
 --          then checked for the text at a word start. Two statements, not one with both
 --          predicates: a generic plan of one statement could use neither index (the reason
@@ -365,26 +386,26 @@ as $$
 declare
   pattern text := private.like_escape(suggest_title_word_candidates.normalized);
   word_start text := '(^|[^[:alnum:]])' || pg_catalog.regexp_replace(suggest_title_word_candidates.normalized, '([^[:alnum:][:space:]])', '\\\1', 'g');
-  words tsquery := case when suggest_title_word_candidates.by_words then private.search_title_word_query(suggest_title_word_candidates.normalized) end;
+  words tsquery := case when suggest_title_word_candidates.by_words then private.search_title_term_query(suggest_title_word_candidates.normalized) end;
 begin
   if words is not null then
     return query
       select x.* from (
         select 'spark'::text, s.title, s.search_title from app.sparks s
          where (suggest_title_word_candidates.snapshot is null or s.snapshot_id = suggest_title_word_candidates.snapshot)
-           and private.search_title_words(s.search_title) @@ words
+           and private.search_title_terms(s.search_title) @@ words
         union all
         select 'concept', c.title, c.search_title from app.concepts c
          where (suggest_title_word_candidates.snapshot is null or c.snapshot_id = suggest_title_word_candidates.snapshot)
-           and private.search_title_words(c.search_title) @@ words
+           and private.search_title_terms(c.search_title) @@ words
         union all
         select 'trail', t.title, t.search_title from app.trails t
          where (suggest_title_word_candidates.snapshot is null or t.snapshot_id = suggest_title_word_candidates.snapshot)
-           and private.search_title_words(t.search_title) @@ words
+           and private.search_title_terms(t.search_title) @@ words
         union all
         select 'domain', d.name, d.search_title from app.domains d
          where (suggest_title_word_candidates.snapshot is null or d.snapshot_id = suggest_title_word_candidates.snapshot)
-           and private.search_title_words(d.search_title) @@ words
+           and private.search_title_terms(d.search_title) @@ words
         -- keeps the check below out of the scans: the planner would add the trigram index for it,
         -- which reads what the words spare
         offset 0
@@ -417,7 +438,7 @@ begin
 end
 $$;
 comment on function private.suggest_title_word_candidates(uuid, text, boolean) is
-  'Autocomplete tier 1 candidates: titles not starting with the text but having it at a later word start, found by the title words the text needs (by_words) or by trigram index, then checked.';
+  'Autocomplete tier 1 candidates: titles not starting with the text but having it at a later word start, found by the title terms the text needs (by_words) or by trigram index, then checked.';
 grant execute on function private.suggest_title_word_candidates(uuid, text, boolean) to anon, authenticated;
 
 -- private.suggest_title_word_matches

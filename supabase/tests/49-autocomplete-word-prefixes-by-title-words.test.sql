@@ -1,27 +1,34 @@
--- Autocomplete's word-prefix tier (tier 1) finds its titles by the words the text needs at a word
--- start (private.search_title_word_query over private.search_title_words and its GIN indexes)
--- instead of through the trigram index: the same titles, for word prefixes, strings inside
--- words and texts of several words, in a snapshot or in all of them; and the indexes follow
--- writes.
+-- Autocomplete's word-prefix tier (tier 1) finds its titles by the terms the text needs at a word
+-- start (private.search_title_term_query over private.search_title_terms, words and adjacent
+-- pairs of words, and their GIN indexes) instead of through the trigram index: the same titles,
+-- for word prefixes, strings inside words and texts of several words, in a snapshot or in all
+-- of them; and the indexes follow writes.
 begin;
-select plan(15);
+select plan(16);
 
--- The words of a title: runs of letters and digits as written, each once.
-select is(private.search_title_words('install incremental a/b/testing node.js c++ 3d'),
-          $$'3d' 'a' 'b' 'c' 'incremental' 'install' 'js' 'node' 'testing'$$::tsvector,
-  'a title''s words are its runs of letters and digits, unstemmed, each once');
-select is(private.search_title_words('the data, the databases'), $$'data' 'databases' 'the'$$::tsvector,
+-- The terms of a title: runs of letters and digits as written, each once, and each two adjacent.
+select is(private.search_title_terms('install incremental a/b/testing node.js c++ 3d'),
+          $$'3d' 'a' 'a b' 'b' 'b testing' 'c' 'c 3d' 'incremental' 'incremental a' 'install' 'install incremental'
+            'js' 'js c' 'node' 'node js' 'testing' 'testing node'$$::tsvector,
+  'a title''s terms are its runs of letters and digits, unstemmed, each once, and each two adjacent runs');
+select is(private.search_title_terms('the data, the databases'), $$'data' 'data the' 'databases' 'the' 'the data' 'the databases'$$::tsvector,
   'stop words and repeated words are words like any other');
-select is(private.search_title_words('--'), ''::tsvector, 'a title without letters or digits has no words');
-select is(private.search_title_words('ωmega дата 日本語 l ete'), $$'ete' 'l' 'ωmega' 'дата' '日本語'$$::tsvector,
+select is(private.search_title_terms('--'), ''::tsvector, 'a title without letters or digits has no terms');
+select is(private.search_title_terms('ωmega дата 日本語 l ete'), $$'ete' 'l' 'l ete' 'ωmega' 'ωmega дата' 'дата' 'дата 日本語' '日本語' '日本語 l'$$::tsvector,
   'letters unaccent keeps are letters');
 
--- The words a text needs at a word start: its runs, the last as a prefix when the text ends with it.
-select is(array[private.search_title_word_query('exploring bea'), private.search_title_word_query('a/b tes'),
-                private.search_title_word_query('c++'), private.search_title_word_query('l''ete')],
-          array[$$'exploring' & 'bea':*$$, $$'a' & 'b' & 'tes':*$$, $$'c'$$, $$'l' & 'ete':*$$]::tsquery[],
-  'a text needs its runs of letters and digits as whole words, the last as a prefix when the text ends with it');
-select is(private.search_title_word_query('--'), null, 'a text without letters or digits needs no word (the trigram route takes it)');
+-- The terms a text needs at a word start: its one run, or its adjacent runs as pairs, the last as a
+-- prefix when the text ends with it.
+select is(array[private.search_title_term_query('exploring bea'), private.search_title_term_query('a/b tes'),
+                private.search_title_term_query('c++'), private.search_title_term_query('l''ete'),
+                private.search_title_term_query('habits of ')],
+          array[$$'exploring bea':*$$, $$'a b' & 'b tes':*$$, $$'c'$$, $$'l ete':*$$, $$'habits of'$$]::tsquery[],
+  'a text needs its run as a word, or its adjacent runs as pairs of words, the last as a prefix when the text ends with it');
+select is(private.search_title_term_query('--'), null, 'a text without letters or digits needs no term (the trigram route takes it)');
+-- Pairs keep words apart from each other out: "habits" and "hard" in one title, not side by side.
+select is(array[private.search_title_terms('hard habits') @@ private.search_title_term_query('habits ha'),
+                private.search_title_terms('good habits, hard work') @@ private.search_title_term_query('habits ha')],
+          array[false, true], 'a title holding both words apart does not hold their pair; one with them side by side does');
 
 -- Titles with what tier 1 must get right (as in pgTAP 44): whole words and longer words holding
 -- the text, words that only end with it ("pandata"), the text inside a word ("nstal"), a title
