@@ -198,7 +198,7 @@ create table app.release_changes (
   kind text not null,
   entity_id uuid not null,
   change text not null,
-  -- how the list shows the row (private.describe_change), kept with it
+  -- how the list shows the row (private.describe_changes), kept with it
   slug text,
   title text,
   fields text[],
