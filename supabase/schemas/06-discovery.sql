@@ -30,7 +30,10 @@ create index discovery_concepts_title_trgm on app.concepts using gin (title exte
 -- build, as JSON text without its child previews (`item`), and the JSON text of every child
 -- preview in order (`previews`: a domain's trails, a trail's concepts, a concept's sparks). A
 -- list reads its page by primary key and joins the texts (private.discovery_items_json): no item
--- is rebuilt, and the body is parsed into jsonb once.
+-- is rebuilt and nothing is parsed into jsonb. The item text holds two placeholders, `"type": 0`
+-- and the previews key with 0 (`"trails": 0`), where jsonb's key order puts those keys: a list
+-- swaps them for the values or drops them, so the body it joins is already the text jsonb would
+-- print, and the list returns it as json.
 create table app.discovery_items (
   snapshot_id uuid not null references app.snapshots (id) on delete cascade,
   kind text not null,
@@ -41,7 +44,7 @@ create table app.discovery_items (
   constraint discovery_items_kind check (kind in ('domain', 'trail', 'concept'))
 );
 comment on table app.discovery_items is
-  'Discovery list items (domain, trail, concept) as JSON text with every child preview, computed once per snapshot by private.refresh_discovery_items.';
+  'Discovery list items (domain, trail, concept) as JSON text with every child preview, computed once per snapshot by private.refresh_discovery_items. item holds "type": 0 and the previews key with 0 where jsonb''s key order puts them (private.discovery_items_json replaces them).';
 alter table app.discovery_items enable row level security;
 create policy "anyone reads discovery items" on app.discovery_items
   for select to anon, authenticated
@@ -419,45 +422,63 @@ grant execute on function api.resolve_snapshot(uuid,text) to anon, authenticated
 -- Params:  page (>=1), per_page (1-100), trail_limit (0-100, trails previewed per domain),
 --          snapshot_id (optional; selection rule).
 -- Returns: {data: [{id,slug,name,description,icon,color,trail_count,concept_count,spark_count,
---          estimated_mins,trails:[{id,slug,title,estimated_mins}]}], meta: pagination}.
+--          estimated_mins,trails:[{id,slug,title,estimated_mins}]}], meta: pagination}, as json
+--          (the body text as joined, in jsonb's key order).
 -- Errors:  22023 out-of-range numbers; PT404 unknown snapshot_id.
 create or replace function api.list_discovery_domains(page integer default 1, per_page integer default 20, trail_limit integer default 5, snapshot_id uuid default null::uuid)
-returns jsonb
+returns json
 language plpgsql
 stable
 set search_path = ''
-set plan_cache_mode to 'force_custom_plan'
 as $$
 declare
   caller_role constant text := private.authorize('list_discovery_domains');
+  skipped constant bigint := (list_discovery_domains.page - 1)::bigint * list_discovery_domains.per_page;
   sid uuid;
   total bigint;
-  items text;
+  snapshots uuid[];
+  ids uuid[];
 begin
   perform private.require_range('page', list_discovery_domains.page, 1, 100000);
   perform private.require_range('per_page', list_discovery_domains.per_page, 1, 100);
   perform private.require_range('trail_limit', list_discovery_domains.trail_limit, 0, 100);
   sid := private.resolve_snapshot_id(list_discovery_domains.snapshot_id);
 
-  select pg_catalog.count(*) into total from app.domains d
-  where (sid is null or d.snapshot_id = sid) and d.is_published;
+  -- The page's domains. With a snapshot (the usual case) each statement keeps one cached plan
+  -- that walks the published-name index in order; written `(sid is null or d.snapshot_id = sid)`
+  -- they would need a plan per call (the other readers' force_custom_plan), and so would every
+  -- statement of the functions called from here.
+  if sid is not null then
+    select pg_catalog.count(*) into total from app.domains d where d.snapshot_id = sid and d.is_published;
+    select pg_catalog.array_agg(page.snapshot_id order by page.name collate app.alphabetical, page.id),
+           pg_catalog.array_agg(page.id order by page.name collate app.alphabetical, page.id)
+    into snapshots, ids
+    from (
+      select d.snapshot_id, d.id, d.name from app.domains d
+      where d.snapshot_id = sid and d.is_published
+      order by d.name collate app.alphabetical, d.id
+      limit list_discovery_domains.per_page offset skipped
+    ) page;
+  else
+    -- nothing published: every snapshot's domains (selection rule 3)
+    select pg_catalog.count(*) into total from app.domains d where d.is_published;
+    select pg_catalog.array_agg(page.snapshot_id order by page.name collate app.alphabetical, page.id),
+           pg_catalog.array_agg(page.id order by page.name collate app.alphabetical, page.id)
+    into snapshots, ids
+    from (
+      select d.snapshot_id, d.id, d.name from app.domains d
+      where d.is_published
+      order by d.name collate app.alphabetical, d.id
+      limit list_discovery_domains.per_page offset skipped
+    ) page;
+  end if;
 
-  -- The stored items joined as text (private.discovery_items_json), the body parsed once.
-  select private.discovery_items_json('domain',
-           pg_catalog.array_agg(page.snapshot_id order by page.name collate app.alphabetical, page.id),
-           pg_catalog.array_agg(page.id order by page.name collate app.alphabetical, page.id),
-           list_discovery_domains.trail_limit, null)
-  into items
-  from (
-    select d.snapshot_id, d.id, d.name from app.domains d
-    where (sid is null or d.snapshot_id = sid) and d.is_published
-    order by d.name collate app.alphabetical, d.id
-    limit list_discovery_domains.per_page
-    offset (list_discovery_domains.page - 1)::bigint * list_discovery_domains.per_page
-  ) page;
-
-  return ('{"data": [' || coalesce(items, '') || '], "meta": '
-          || private.page_meta(total, list_discovery_domains.page, list_discovery_domains.per_page)::text || '}')::jsonb;
+  -- The stored items joined as text (private.discovery_items_json): the body is jsonb's print
+  -- already, so it is only checked as json, not parsed into jsonb and printed again.
+  return ('{"data": ['
+          || coalesce(private.discovery_items_json('domain', snapshots, ids, list_discovery_domains.trail_limit, null), '')
+          || '], "meta": '
+          || private.page_meta(total, list_discovery_domains.page, list_discovery_domains.per_page)::text || '}')::json;
 end
 $$;
 comment on function api.list_discovery_domains(integer,integer,integer,uuid) is
@@ -948,7 +969,8 @@ grant execute on function private.discovery_preview_key(text) to anon, authentic
 -- private.refresh_discovery_items
 -- Purpose: (re)writes app.discovery_items of one snapshot: every domain, trail and concept as
 --          private.domain_items, private.trail_items and private.concept_items build it with all
---          of its child previews, split into the item and the previews. Run by
+--          of its child previews, split into the item (with its two placeholders, see the
+--          table) and the previews. Run by
 --          private.refresh_content_rollups once the rollups the builders read are written (the
 --          import's derivation, the test builders); idempotent.
 -- Params:  snapshot_id.
@@ -977,7 +999,8 @@ begin
   )
   insert into app.discovery_items (snapshot_id, kind, id, item, previews)
   select sid, b.kind, (b.item ->> 'id')::uuid,
-         (b.item - private.discovery_preview_key(b.kind))::text::json,
+         -- no item has a "type" key; the previews key's value becomes 0
+         (b.item || pg_catalog.jsonb_build_object('type', 0, private.discovery_preview_key(b.kind), 0))::text::json,
          array(select p.value::text::json
                from pg_catalog.jsonb_array_elements(b.item -> private.discovery_preview_key(b.kind)) with ordinality p(value, n)
                order by p.n)
@@ -994,9 +1017,10 @@ comment on function private.refresh_discovery_items(uuid) is
 --          order) from their stored texts (app.discovery_items): each item with its first
 --          preview_limit child previews or, when preview_limit is null, without previews, exactly
 --          the item private.domain_items, private.trail_items or private.concept_items make with
---          that limit; with `type` first when type is given (the items of /discovery/all). An
---          item the snapshot has no stored text for (content written without the derivation)
---          is built by its builder.
+--          that limit, with "type" when type is given (the items of /discovery/all), and printed
+--          as jsonb prints it: the stored item's placeholders are swapped for those values or
+--          dropped. An item the snapshot has no stored text for (content written without the
+--          derivation) is built by its builder.
 -- Params:  kind ('domain' | 'trail' | 'concept'); snapshots, ids: the page's items (parallel
 --          arrays, in page order); preview_limit; type (null, or DOMAIN/TRAIL/CONCEPT).
 -- Returns: the items' JSON texts joined by ', ', or null for an empty page.
@@ -1008,19 +1032,21 @@ set search_path = ''
 as $$
 declare
   preview_key constant text := pg_catalog.to_json(private.discovery_preview_key(discovery_items_json.kind))::text;
-  -- A stored item is a non-empty JSON object: the new keys go right after its opening brace.
-  opening constant text := '{' || case when discovery_items_json.type is null then ''
-                                       else '"type": ' || pg_catalog.to_json(discovery_items_json.type)::text || ', ' end;
+  -- Each placeholder is followed by another key ("description" is longer, so it comes later in
+  -- jsonb's order), hence the ', ' it is dropped with. Inside a JSON string every quote is
+  -- escaped, so the placeholder text occurs nowhere else.
+  type_entry constant text := case when discovery_items_json.type is null then ''
+                                   else '"type": ' || pg_catalog.to_json(discovery_items_json.type)::text || ', ' end;
   result text;
 begin
   select pg_catalog.string_agg(
            coalesce(
-             opening
-               || case when discovery_items_json.preview_limit is null then ''
-                       else preview_key || ': ['
-                            || pg_catalog.array_to_string(x.previews[1:discovery_items_json.preview_limit]::text[], ', ')
-                            || '], ' end
-               || pg_catalog.substr(x.item::text, 2),
+             pg_catalog.replace(pg_catalog.replace(x.item::text, '"type": 0, ', type_entry),
+               preview_key || ': 0, ',
+               case when discovery_items_json.preview_limit is null then ''
+                    else preview_key || ': ['
+                         || pg_catalog.array_to_string(x.previews[1:discovery_items_json.preview_limit]::text[], ', ')
+                         || '], ' end),
              (case when discovery_items_json.type is null then '{}'::jsonb
                    else pg_catalog.jsonb_build_object('type', discovery_items_json.type) end
               || (case discovery_items_json.kind
@@ -1045,7 +1071,7 @@ begin
 end
 $$;
 comment on function private.discovery_items_json(text,uuid[],uuid[],integer,text) is
-  'A page of discovery items as JSON texts joined by '', '' (null for an empty page): the stored texts (built by their builder where none is stored), with preview_limit child previews (none, and no previews key, when it is null) and "type" first when type is given.';
+  'A page of discovery items as JSON texts joined by '', '' (null for an empty page), each as jsonb prints it: the stored texts with their placeholders replaced (built by their builder where none is stored), with preview_limit child previews (none, and no previews key, when it is null) and "type" when type is given.';
 grant execute on function private.discovery_items_json(text,uuid[],uuid[],integer,text) to anon, authenticated;
 
 -- The seven fields every Domain carries.
@@ -1127,10 +1153,11 @@ grant execute on function api.get_domain_trails(text,integer,integer,uuid) to an
 --          difficulty (only trails of that level), q (case-insensitive substring of name/title),
 --          include_facets, nested_limit (0-10; 0 omits nested items), snapshot_id.
 -- Returns: {data: [{type:'DOMAIN',...}|{type:'TRAIL',...,concepts}|{type:'CONCEPT',...,sparks}],
---          meta: pagination over all matching items, facets (when include_facets)}.
+--          meta: pagination over all matching items, facets (when include_facets)}, as json
+--          (the body text as joined, in jsonb's key order).
 -- Errors:  22023 invalid numbers, types or difficulty; PT404 unknown domain/track/snapshot.
 create or replace function api.list_discovery_items(page integer default 1, per_page integer default 20, types text default null::text, domain text default null::text, track text default null::text, difficulty text default null::text, q text default null::text, include_facets boolean default false, nested_limit integer default 3, snapshot_id uuid default null::uuid)
-returns jsonb
+returns json
 language plpgsql
 stable
 set search_path = ''
@@ -1268,14 +1295,15 @@ begin
     ) page;
   end if;
 
-  -- The page's items are JSON text (stored items joined): the body is parsed once.
+  -- The page's items are JSON text as jsonb prints it (stored items joined), and so is the rest
+  -- ("data", "meta", "facets" is jsonb's key order): the body is only checked as json.
   return ('{"data": [' || pg_catalog.concat_ws(', ', domain_part, trail_part, concept_part) || '], "meta": '
           || private.page_meta(total, list_discovery_items.page, list_discovery_items.per_page)::text
           || case when list_discovery_items.include_facets
                   then ', "facets": ' || private.discovery_facets(sid, did, tid, list_discovery_items.difficulty,
                                                                   list_discovery_items.q, included)::text
                   else '' end
-          || '}')::jsonb;
+          || '}')::json;
 end
 $$;
 comment on function api.list_discovery_items(integer,integer,text,text,text,text,text,boolean,integer,uuid) is

@@ -2,7 +2,7 @@
 -- related-domain fallback, /discovery/sparks and /discovery/browse, snapshot selection and what
 -- anon may do.
 begin;
-select plan(54);
+select plan(56);
 
 -- ---------------------------------------------------------------------------------------------
 -- An entity named by slug or id
@@ -105,20 +105,20 @@ select is(api.list_discovery_trails(domain => 'data') -> 'data' -> 1 -> 'estimat
   'a trail sums the minutes of its distinct sparks');
 select is(api.list_discovery_concepts(trail => 'sql') -> 'data' -> 1 -> 'estimated_mins', '12'::jsonb,
   'a concept sums the minutes of its sparks');
-select is(api.list_discovery_domains() -> 'data' -> 1 -> 'concept_count', '2'::jsonb,
+select is(api.list_discovery_domains()::jsonb -> 'data' -> 1 -> 'concept_count', '2'::jsonb,
   'a domain counts the concepts of all its trails');
 select is(api.list_domains() -> 'meta' -> 'total', '3'::jsonb,
   'the domains list counts published domains only');
 
 select is(
-  (select pg_catalog.jsonb_agg(i -> 'type') from pg_catalog.jsonb_array_elements(api.list_discovery_items(per_page => 10) -> 'data') i),
+  (select pg_catalog.jsonb_agg(i -> 'type') from pg_catalog.jsonb_array_elements(api.list_discovery_items(per_page => 10)::jsonb -> 'data') i),
   '["DOMAIN", "DOMAIN", "DOMAIN", "TRAIL", "TRAIL", "CONCEPT", "CONCEPT"]'::jsonb,
   '/all gives the slots of exhausted trails and concepts to domains (per_page 10 would give 1 domain)');
-select is(api.list_discovery_items(difficulty => 'advanced') -> 'meta' -> 'total', '1'::jsonb,
+select is(api.list_discovery_items(difficulty => 'advanced')::jsonb -> 'meta' -> 'total', '1'::jsonb,
   'the difficulty filter keeps only trails');
-select is(api.list_discovery_items(track => 'sql') -> 'meta' -> 'total', '2'::jsonb,
+select is(api.list_discovery_items(track => 'sql')::jsonb -> 'meta' -> 'total', '2'::jsonb,
   'the track filter keeps only the concepts of the trail');
-select is(api.list_discovery_items(types => 'trail', q => 'ola') -> 'data' -> 0 -> 'slug', '"olap"'::jsonb,
+select is(api.list_discovery_items(types => 'trail', q => 'ola')::jsonb -> 'data' -> 0 -> 'slug', '"olap"'::jsonb,
   'types and q combine');
 select throws_ok($$ select api.list_discovery_items(types => 'domain,spark') $$, '22023', null,
   'an unknown type is invalid input');
@@ -259,6 +259,24 @@ select throws_ok($$ select api.list_discovery_sparks(concept => 'nope') $$, 'PT4
   'an unknown concept slug is not found');
 select throws_ok($$ select api.list_discovery_sparks(snapshot_id => '10000000-0000-4000-8000-0000000000ff') $$, 'PT404', 'snapshot not found',
   'an unknown snapshot is not found');
+reset role;
+
+-- Selection rule 3: with nothing published, /discovery/domains lists every snapshot's published
+-- domains (its own statements: the usual ones are planned for one snapshot).
+select tests.archive_current_snapshot();
+select tests.clear_authentication();
+select is(
+  (select pg_catalog.jsonb_agg(x.page order by p) from pg_catalog.generate_series(1, 3) p,
+     lateral (select pg_catalog.array_agg(d ->> 'name') as page
+              from pg_catalog.json_array_elements(api.list_discovery_domains(page => p, per_page => 2, trail_limit => 0) -> 'data') d) x),
+  (select pg_catalog.jsonb_agg(x.page order by p) from pg_catalog.generate_series(1, 3) p,
+     lateral (select pg_catalog.array_agg(d.name order by d.name collate app.alphabetical, d.id) as page
+              from (select d.name, d.id from app.domains d where d.is_published
+                    order by d.name collate app.alphabetical, d.id limit 2 offset (p - 1) * 2) d) x),
+  'nothing published: the domains pages walk every snapshot''s published domains in name order');
+select is(api.list_discovery_domains()::jsonb -> 'meta' -> 'total',
+  (select pg_catalog.to_jsonb(pg_catalog.count(*)) from app.domains d where d.is_published),
+  'nothing published: the total counts every snapshot''s published domains');
 reset role;
 
 select * from finish();

@@ -38,7 +38,7 @@ select is(
   array['Data', 'Éclair Zorblax', 'English', 'Éthique', 'Ezrael Zorblax', 'web'],
   'api.list_domains lists domains in that order');
 select is(
-  (select array_agg(d ->> 'name') from jsonb_array_elements(api.list_discovery_domains(1, 20, 0, null) -> 'data') d),
+  (select array_agg(d ->> 'name') from jsonb_array_elements(api.list_discovery_domains(1, 20, 0, null)::jsonb -> 'data') d),
   array['Data', 'Éclair Zorblax', 'English', 'Éthique', 'Ezrael Zorblax', 'web'],
   'and so does /discovery/domains on the current snapshot');
 -- acting as a service caller (anon may not search)

@@ -134,7 +134,7 @@ select is(api.get_discovery_facets(), (select f.facets from stored_facets f),
   'the stored facets equal the facets computed live');
 insert into app.snapshot_rollups (snapshot_id, facets)
 values (pg_catalog.current_setting('rollups.sid')::uuid, '{"stored": true}');
-select is(api.list_discovery_items(include_facets => true) -> 'facets', '{"stored": true}'::jsonb,
+select is(api.list_discovery_items(include_facets => true)::jsonb -> 'facets', '{"stored": true}'::jsonb,
   'unfiltered facets are read from the stored row');
 select is(api.get_discovery_facets(difficulty => 'beginner') -> 'types' -> 1, '{"type": "TRAIL", "count": 2}'::jsonb,
   'filtered facets are computed');
@@ -206,7 +206,7 @@ select throws_ok($$ select private.refresh_content_rollups(pg_catalog.current_se
 
 select is((select pg_catalog.jsonb_agg(pg_catalog.jsonb_build_array(x ->> 'slug', x -> 'trail_count', x -> 'concept_count',
                                                                       x -> 'spark_count', x -> 'estimated_mins'))
-           from pg_catalog.jsonb_array_elements(api.list_discovery_domains() -> 'data') x),
+           from pg_catalog.jsonb_array_elements(api.list_discovery_domains()::jsonb -> 'data') x),
   '[["data", 2, 4, 4, 36], ["empty", 0, 0, 0, 0], ["web", 2, 1, 1, 5]]'::jsonb,
   '/discovery/domains reports the rollup figures');
 select is(api.get_domain_trails('data') -> 'trail_meta' -> 'total_concept_count', '4'::jsonb,
