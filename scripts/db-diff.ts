@@ -4,8 +4,9 @@
  * in supabase/schemas, or says "no schema changes" and writes nothing.
  *
  * It builds both databases in a throwaway embedded PostgreSQL (or, with --admin-url, in a server
- * of your own, in databases it creates and drops) and diffs them with @pgkit/migra plus the
- * comments, which migra does not compare. Offline: no Docker, unlike `supabase db diff`.
+ * of your own, in databases it creates and drops) and diffs them with @pgkit/migra plus what
+ * migra does not compare (function SET clauses, privileges migra leaves out, comments). Offline:
+ * no Docker, unlike `supabase db diff`.
  *
  *   npm run db:diff -- add_trail_badges
  *   npm run db:diff -- add_trail_badges --schemas path/to/schemas --migrations path/to/migrations

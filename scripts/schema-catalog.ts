@@ -72,7 +72,8 @@ export async function buildFromMigrations(adminUrl: string, name: string, dir?: 
 /**
  * The statements that turn database `from` into `to`: @pgkit/migra for tables, columns,
  * constraints, indexes, views, functions, triggers, policies and table privileges, then what
- * migra does not compare or leaves out: routine and column privileges, view options and comments.
+ * migra does not compare or leaves out: routine settings, routine and column privileges, view
+ * options and comments.
  * Empty when they agree.
  */
 export async function diffDatabases(fromUrl: string, toUrl: string): Promise<string> {
@@ -96,8 +97,9 @@ export async function diffDatabases(fromUrl: string, toUrl: string): Promise<str
   );
   const privileges = await routinePrivilegeChanges(fromUrl, toUrl, droppedRoutines(statements));
   const columnsAndViews = await columnPrivilegeAndViewOptionChanges(fromUrl, toUrl, rewrittenViews);
+  const settings = await routineSettingChanges(fromUrl, toUrl, new Set([...droppedRoutines(statements), ...replacedRoutines(statements)]));
   const comments = await commentChanges(fromUrl, toUrl);
-  return [statements.join('\n\n'), [...privileges, ...columnsAndViews].join('\n'), comments.join('\n')]
+  return [statements.join('\n\n'), [...settings, ...privileges, ...columnsAndViews].join('\n'), comments.join('\n')]
     .filter((part) => part !== '')
     .join('\n\n');
 }
@@ -150,6 +152,17 @@ async function columnPrivilegeAndViewOptionChanges(fromUrl: string, toUrl: strin
 }
 
 /** `schema.name` of every routine migra's statements drop (to create again, or for good). */
+/** schema.name of each routine a statement creates or replaces (with its SET clauses). */
+function replacedRoutines(statements: string[]): Set<string> {
+  const replaced = new Set<string>();
+  for (const statement of statements) {
+    for (const match of statement.matchAll(/create (?:or replace )?(?:function|procedure) "?([a-z_][a-z0-9_]*)"?\."?([a-z_][a-z0-9_]*)"?\(/gi)) {
+      replaced.add(`${match[1]}.${match[2]}`);
+    }
+  }
+  return replaced;
+}
+
 function droppedRoutines(statements: string[]): Set<string> {
   const dropped = new Set<string>();
   for (const statement of statements) {
@@ -185,6 +198,62 @@ async function routineAcls(url: string): Promise<Map<string, RoutineAcl>> {
   } finally {
     await sql.end();
   }
+}
+
+interface RoutineSettings {
+  /** schema.name, as droppedRoutines names it. */
+  name: string;
+  /** setting -> its value as SQL */
+  settings: Map<string, string>;
+}
+
+/** Every routine of the project's schemas (extension members aside) with its SET clauses, by its target. */
+async function routineSettings(url: string): Promise<Map<string, RoutineSettings>> {
+  const sql = postgres(url, { max: 1, onnotice: () => undefined });
+  try {
+    const rows = await sql<{ routine: string; target: string; name: string | null; value: string | null }[]>`
+      select n.nspname || '.' || p.proname as routine,
+             case p.prokind when 'p' then 'procedure' else 'function' end || ' '
+               || pg_catalog.format('%I.%I(%s)', n.nspname, p.proname, pg_catalog.pg_get_function_identity_arguments(p.oid)) as target,
+             pg_catalog.split_part(c.setting, '=', 1) as name,
+             -- proconfig holds search_path as its list text ("" for the empty one), which SET reads
+             -- unquoted; every other value is a string literal.
+             case when pg_catalog.split_part(c.setting, '=', 1) <> 'search_path'
+                    then pg_catalog.quote_literal(pg_catalog.substr(c.setting, pg_catalog.strpos(c.setting, '=') + 1))
+                  when c.setting = 'search_path=""' then ''''''
+                  else pg_catalog.substr(c.setting, pg_catalog.strpos(c.setting, '=') + 1) end as value
+      from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
+      left join lateral pg_catalog.unnest(p.proconfig) c(setting) on true
+      where n.nspname = any(${PROJECT_SCHEMAS})
+        and not exists (select from pg_catalog.pg_depend d
+                        where d.classid = 'pg_catalog.pg_proc'::regclass and d.objid = p.oid and d.deptype = 'e')`;
+    const out = new Map<string, RoutineSettings>();
+    for (const row of rows) {
+      const routine = out.get(row.target) ?? { name: row.routine, settings: new Map<string, string>() };
+      if (row.name !== null && row.value !== null) routine.settings.set(row.name, row.value);
+      out.set(row.target, routine);
+    }
+    return out;
+  } finally {
+    await sql.end();
+  }
+}
+
+/**
+ * migra compares a routine's body, not its SET clauses (pg_proc.proconfig): the statements that
+ * give every routine `from` and `to` share the settings it has in `to`, except the routines the
+ * diff creates or replaces (`recreated`), whose definition carries them.
+ */
+async function routineSettingChanges(fromUrl: string, toUrl: string, recreated: Set<string>): Promise<string[]> {
+  const [before, after] = await Promise.all([routineSettings(fromUrl), routineSettings(toUrl)]);
+  const out: string[] = [];
+  for (const [target, routine] of after) {
+    const had = before.get(target)?.settings;
+    if (!had || recreated.has(routine.name)) continue;
+    for (const [name, value] of routine.settings) if (had.get(name) !== value) out.push(`alter ${target} set ${name} to ${value};`);
+    for (const name of had.keys()) if (!routine.settings.has(name)) out.push(`alter ${target} reset ${name};`);
+  }
+  return out;
 }
 
 /** grantee (PUBLIC for the empty name) -> its privilege letters, the owner's own entry left out. */

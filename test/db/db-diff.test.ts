@@ -83,18 +83,25 @@ grant execute on function api.count_difficulty_levels() to anon, authenticated;
     expect(await writeSchemaDiff({ name: 'again', schemasDir, migrationsDir, adminUrl })).toBeUndefined();
   }, 2 * DIFF_TIMEOUT_MS);
 
-  it('carries what migra leaves out besides routine privileges: a column grant, and the options of a view it rewrites', async () => {
+  it('carries what migra leaves out besides routine privileges: routine settings, a column grant, and the options of a view it rewrites', async () => {
     const { schemasDir, migrationsDir } = await copies();
     const journeys = path.join(schemasDir, '10-journeys.sql');
     const text = await readFile(journeys, 'utf8');
     const changed = text
       .replace('where le.user_id = js.user_id and le.spark_id = js.spark_id and le.voided_at is null\n) p;',
                'where le.user_id = js.user_id and le.spark_id = js.spark_id and le.voided_at is null and le.verb <> \'\'\n) p;')
+      .replace("stable\nrows 1\nset search_path = ''\n", "stable\nrows 1\nset search_path = app, private\nset work_mem to '8MB'\n")
       .concat(`
 grant update (recorded_at) on app.learning_events to authenticated;
 `);
     expect(changed).not.toBe(text);
     await writeFile(journeys, changed);
+    const learning = path.join(schemasDir, '14-learning.sql');
+    const learningText = await readFile(learning, 'utf8');
+    const withoutSetting = learningText.replace("(the caller, snapshot and trail are parameters).\nset plan_cache_mode to 'force_generic_plan'\n",
+      '(the caller, snapshot and trail are parameters).\n');
+    expect(withoutSetting).not.toBe(learningText);
+    await writeFile(learning, withoutSetting);
     const adminUrl = inject('adminDatabaseUrl');
 
     const file = await writeSchemaDiff({ name: 'probe', schemasDir, migrationsDir, adminUrl });
@@ -102,6 +109,9 @@ grant update (recorded_at) on app.learning_events to authenticated;
     expect(migration).toMatch(/create or replace view "app"."journey_spark_progress"/i);
     expect(migration).toContain('alter view app.journey_spark_progress set (security_invoker=true);');
     expect(migration).toContain('grant update (recorded_at) on table app.learning_events to authenticated;');
+    expect(migration).toContain('alter function private.journey_trail(trail_id uuid) set search_path to app, private;');
+    expect(migration).toContain("alter function private.journey_trail(trail_id uuid) set work_mem to '8MB';");
+    expect(migration).toContain('alter function api.list_next_sparks(trail text, limit_count integer) reset plan_cache_mode;');
     expect(await writeSchemaDiff({ name: 'again', schemasDir, migrationsDir, adminUrl })).toBeUndefined();
   }, 2 * DIFF_TIMEOUT_MS);
 });
