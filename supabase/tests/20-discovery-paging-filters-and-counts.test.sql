@@ -2,7 +2,7 @@
 -- related-domain fallback, /discovery/sparks and /discovery/browse, snapshot selection and what
 -- anon may do.
 begin;
-select plan(56);
+select plan(61);
 
 -- ---------------------------------------------------------------------------------------------
 -- An entity named by slug or id
@@ -277,6 +277,28 @@ select is(
 select is(api.list_discovery_domains()::jsonb -> 'meta' -> 'total',
   (select pg_catalog.to_jsonb(pg_catalog.count(*)) from app.domains d where d.is_published),
   'nothing published: the total counts every snapshot''s published domains');
+-- The facets read every snapshot too (their snapshot filter is an array: every snapshot here).
+select is(api.get_discovery_facets()::jsonb -> 'types',
+  pg_catalog.jsonb_build_array(
+    pg_catalog.jsonb_build_object('type', 'DOMAIN', 'count', (select pg_catalog.count(*) from app.domains d where d.is_published)),
+    pg_catalog.jsonb_build_object('type', 'TRAIL', 'count', (select pg_catalog.count(*) from app.trails)),
+    pg_catalog.jsonb_build_object('type', 'CONCEPT', 'count', (select pg_catalog.count(*) from app.concepts))),
+  'nothing published: the facets count every snapshot''s domains, trails and concepts');
+select is((select pg_catalog.jsonb_object_agg(l ->> 'level', l -> 'count') from pg_catalog.jsonb_array_elements(api.get_discovery_facets()::jsonb -> 'difficulties') l),
+  (select pg_catalog.jsonb_object_agg(l.value, (select pg_catalog.count(*) from app.trails t where t.difficulty_level = l.value)) from app.difficulty_levels l),
+  'nothing published: trails per difficulty over every snapshot');
+select is(api.get_discovery_facets(difficulty => 'beginner')::jsonb -> 'types' -> 1 -> 'count',
+  (select pg_catalog.to_jsonb(pg_catalog.count(*)) from app.trails t where t.difficulty_level = 'beginner'),
+  'nothing published: a difficulty filter counts that level''s trails of every snapshot');
+-- A text filter is planned per call (its pattern picks the scan); the rest keeps one generic plan.
+select ok((select p.proconfig @> array['plan_cache_mode=force_generic_plan'] from pg_catalog.pg_proc p
+            where p.oid = 'private.discovery_facets(uuid, uuid, uuid, text, text, boolean[])'::regprocedure),
+  'the facets statement keeps one generic plan');
+select pg_catalog.set_config('tests.plan_cache_mode', pg_catalog.current_setting('plan_cache_mode'), true);
+select is((select pg_catalog.current_setting('plan_cache_mode')
+            from (select private.discovery_facets(null, null, null, null, 'a', array[true, true, true]) as body offset 0) x
+            where x.body is not null),
+  pg_catalog.current_setting('tests.plan_cache_mode'), 'the custom plans of a text filter end with the call');
 reset role;
 
 select * from finish();

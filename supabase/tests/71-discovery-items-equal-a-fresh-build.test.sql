@@ -3,7 +3,7 @@
 -- their previews exactly as the builders would and answer the text jsonb would print, content
 -- written without them is still listed alike, anyone reads them and nobody else writes them.
 begin;
-select plan(13);
+select plan(14);
 
 -- ---------------------------------------------------------------------------------------------
 -- The guard: every stored item of every snapshot equals a fresh build with every child preview
@@ -138,6 +138,11 @@ insert into app.trails (snapshot_id, id, domain_id, slug, title) values
 select private.refresh_content_rollups('76000000-0000-4000-8000-000000000001');
 select is_empty('select * from pg_temp.discovery_item_mismatches',
   'after the rollup refresh of directly written content every snapshot''s items equal a fresh build');
+
+-- Every list body above came from its generic plan: the plan cache would plan it on every call.
+select ok((select p.proconfig @> array['plan_cache_mode=force_generic_plan'] from pg_catalog.pg_proc p
+            where p.oid = 'private.discovery_items_json(text, uuid[], uuid[], integer, text)'::regprocedure),
+  'a page of stored items is read with one generic plan, not planned on every call');
 
 -- acting as anon
 select tests.clear_authentication();
