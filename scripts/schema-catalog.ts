@@ -223,10 +223,11 @@ async function routineSettings(url: string): Promise<Map<string, RoutineSettings
                   when c.setting = 'search_path=""' then ''''''
                   else pg_catalog.substr(c.setting, pg_catalog.strpos(c.setting, '=') + 1) end as value
       from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
-      left join lateral pg_catalog.unnest(p.proconfig) c(setting) on true
+      left join lateral pg_catalog.unnest(p.proconfig) with ordinality c(setting, position) on true
       where n.nspname = any(${PROJECT_SCHEMAS})
         and not exists (select from pg_catalog.pg_depend d
-                        where d.classid = 'pg_catalog.pg_proc'::regclass and d.objid = p.oid and d.deptype = 'e')`;
+                        where d.classid = 'pg_catalog.pg_proc'::regclass and d.objid = p.oid and d.deptype = 'e')
+      order by p.oid, c.position`;
     const out = new Map<string, RoutineSettings>();
     for (const row of rows) {
       const routine = out.get(row.target) ?? { name: row.routine, settings: new Map<string, string>() };
@@ -242,16 +243,18 @@ async function routineSettings(url: string): Promise<Map<string, RoutineSettings
 /**
  * migra compares a routine's body, not its SET clauses (pg_proc.proconfig): the statements that
  * give every routine `from` and `to` share the settings it has in `to`, except the routines the
- * diff creates or replaces (`recreated`), whose definition carries them.
+ * diff creates or replaces (`recreated`), whose definition carries them. The settings are reset
+ * and set again in `to`'s order: ALTER appends a new one, and the definition lists them in order.
  */
 async function routineSettingChanges(fromUrl: string, toUrl: string, recreated: Set<string>): Promise<string[]> {
   const [before, after] = await Promise.all([routineSettings(fromUrl), routineSettings(toUrl)]);
+  const listed = (settings: Map<string, string>) => JSON.stringify([...settings]);
   const out: string[] = [];
   for (const [target, routine] of after) {
     const had = before.get(target)?.settings;
-    if (!had || recreated.has(routine.name)) continue;
-    for (const [name, value] of routine.settings) if (had.get(name) !== value) out.push(`alter ${target} set ${name} to ${value};`);
-    for (const name of had.keys()) if (!routine.settings.has(name)) out.push(`alter ${target} reset ${name};`);
+    if (!had || recreated.has(routine.name) || listed(had) === listed(routine.settings)) continue;
+    out.push(`alter ${target} reset all;`);
+    for (const [name, value] of routine.settings) out.push(`alter ${target} set ${name} to ${value};`);
   }
   return out;
 }

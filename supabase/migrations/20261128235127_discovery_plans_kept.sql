@@ -310,4 +310,6 @@ end
 $function$
 ;
 
+alter function private.discovery_items_json(kind text, snapshots uuid[], ids uuid[], preview_limit integer, type text) reset all;
 alter function private.discovery_items_json(kind text, snapshots uuid[], ids uuid[], preview_limit integer, type text) set plan_cache_mode to 'force_generic_plan';
+alter function private.discovery_items_json(kind text, snapshots uuid[], ids uuid[], preview_limit integer, type text) set search_path to '';

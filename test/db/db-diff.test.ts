@@ -109,9 +109,16 @@ grant update (recorded_at) on app.learning_events to authenticated;
     expect(migration).toMatch(/create or replace view "app"."journey_spark_progress"/i);
     expect(migration).toContain('alter view app.journey_spark_progress set (security_invoker=true);');
     expect(migration).toContain('grant update (recorded_at) on table app.learning_events to authenticated;');
-    expect(migration).toContain('alter function private.journey_trail(trail_id uuid) set search_path to app, private;');
-    expect(migration).toContain("alter function private.journey_trail(trail_id uuid) set work_mem to '8MB';");
-    expect(migration).toContain('alter function api.list_next_sparks(trail text, limit_count integer) reset plan_cache_mode;');
+    // Reset and set again in the schema file's order: the definitions list them in that order.
+    expect(migration).toContain([
+      'alter function private.journey_trail(trail_id uuid) reset all;',
+      'alter function private.journey_trail(trail_id uuid) set search_path to app, private;',
+      "alter function private.journey_trail(trail_id uuid) set work_mem to '8MB';",
+    ].join('\n'));
+    expect(migration).toContain([
+      'alter function api.list_next_sparks(trail text, limit_count integer) reset all;',
+      "alter function api.list_next_sparks(trail text, limit_count integer) set search_path to '';",
+    ].join('\n'));
     expect(await writeSchemaDiff({ name: 'again', schemasDir, migrationsDir, adminUrl })).toBeUndefined();
   }, 2 * DIFF_TIMEOUT_MS);
 });
