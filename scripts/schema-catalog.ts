@@ -95,9 +95,11 @@ export async function diffDatabases(fromUrl: string, toUrl: string): Promise<str
       return match ? [`view ${match[1]}.${match[2]}`] : [];
     }),
   );
-  const privileges = await routinePrivilegeChanges(fromUrl, toUrl, droppedRoutines(statements));
+  const [routinesBefore, routinesAfter] = await Promise.all([routines(fromUrl), routines(toUrl)]);
+  const dropped = droppedRoutines(statements);
+  const privileges = routinePrivilegeChanges(routinesBefore, routinesAfter, dropped);
+  const settings = routineSettingChanges(routinesBefore, routinesAfter, new Set([...dropped, ...replacedRoutines(statements)]));
   const columnsAndViews = await columnPrivilegeAndViewOptionChanges(fromUrl, toUrl, rewrittenViews);
-  const settings = await routineSettingChanges(fromUrl, toUrl, new Set([...droppedRoutines(statements), ...replacedRoutines(statements)]));
   const comments = await commentChanges(fromUrl, toUrl);
   return [statements.join('\n\n'), [...settings, ...privileges, ...columnsAndViews].join('\n'), comments.join('\n')]
     .filter((part) => part !== '')
@@ -152,7 +154,15 @@ async function columnPrivilegeAndViewOptionChanges(fromUrl: string, toUrl: strin
 }
 
 /** `schema.name` of every routine migra's statements drop (to create again, or for good). */
-/** schema.name of each routine a statement creates or replaces (with its SET clauses). */
+function droppedRoutines(statements: string[]): Set<string> {
+  const dropped = new Set<string>();
+  for (const statement of statements) {
+    for (const match of statement.matchAll(/drop (?:function|procedure) if exists "([^"]+)"\."([^"]+)"\(/gi)) dropped.add(`${match[1]}.${match[2]}`);
+  }
+  return dropped;
+}
+
+/** `schema.name` of every routine migra's statements create or replace (with its SET clauses). */
 function replacedRoutines(statements: string[]): Set<string> {
   const replaced = new Set<string>();
   for (const statement of statements) {
@@ -163,78 +173,49 @@ function replacedRoutines(statements: string[]): Set<string> {
   return replaced;
 }
 
-function droppedRoutines(statements: string[]): Set<string> {
-  const dropped = new Set<string>();
-  for (const statement of statements) {
-    for (const match of statement.matchAll(/drop (?:function|procedure) if exists "([^"]+)"\."([^"]+)"\(/gi)) dropped.add(`${match[1]}.${match[2]}`);
-  }
-  return dropped;
-}
-
-interface RoutineAcl {
+interface Routine {
   /** schema.name, as droppedRoutines names it. */
   name: string;
-  /** `function api.f(uuid)`: what grant and revoke take. */
+  /** `function api.f(uuid)`: what grant, revoke and alter take. */
   target: string;
   owner: string;
   acl: string[];
+  /** Its SET clauses in order, name -> value as SQL. */
+  settings: Map<string, string>;
 }
 
-/** Every routine of the project's schemas (extension members aside) with its ACL (PostgreSQL's default when unset). */
-async function routineAcls(url: string): Promise<Map<string, RoutineAcl>> {
+/**
+ * Every routine of the project's schemas (extension members aside) with its ACL (PostgreSQL's
+ * default when unset) and its SET clauses, by target.
+ */
+async function routines(url: string): Promise<Map<string, Routine>> {
   const sql = postgres(url, { max: 1, onnotice: () => undefined });
   try {
-    const rows = await sql<RoutineAcl[]>`
+    const rows = await sql<(Omit<Routine, 'settings'> & { setting_names: string[]; setting_values: string[] })[]>`
       select n.nspname || '.' || p.proname as name,
              case p.prokind when 'p' then 'procedure' else 'function' end || ' '
                || pg_catalog.format('%I.%I(%s)', n.nspname, p.proname, pg_catalog.pg_get_function_identity_arguments(p.oid)) as target,
              pg_catalog.pg_get_userbyid(p.proowner) as owner,
-             coalesce(p.proacl, pg_catalog.acldefault('f', p.proowner))::text[] as acl
+             coalesce(p.proacl, pg_catalog.acldefault('f', p.proowner))::text[] as acl,
+             coalesce(s.names, '{}') as setting_names, coalesce(s.sql_values, '{}') as setting_values
       from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
+      cross join lateral (
+        select pg_catalog.array_agg(c.name order by c.position) as names, pg_catalog.array_agg(c.value order by c.position) as sql_values
+        from (
+          select x.position, pg_catalog.split_part(x.setting, '=', 1) as name,
+                 -- proconfig holds search_path as its list text ("" for the empty one), which SET
+                 -- reads unquoted; every other value is a string literal.
+                 case when pg_catalog.split_part(x.setting, '=', 1) <> 'search_path'
+                        then pg_catalog.quote_literal(pg_catalog.substr(x.setting, pg_catalog.strpos(x.setting, '=') + 1))
+                      when x.setting = 'search_path=""' then ''''''
+                      else pg_catalog.substr(x.setting, pg_catalog.strpos(x.setting, '=') + 1) end as value
+          from pg_catalog.unnest(p.proconfig) with ordinality x(setting, position)) c
+      ) s
       where n.nspname = any(${PROJECT_SCHEMAS})
         and not exists (select from pg_catalog.pg_depend d
                         where d.classid = 'pg_catalog.pg_proc'::regclass and d.objid = p.oid and d.deptype = 'e')`;
-    return new Map(rows.map((row) => [row.target, row]));
-  } finally {
-    await sql.end();
-  }
-}
-
-interface RoutineSettings {
-  /** schema.name, as droppedRoutines names it. */
-  name: string;
-  /** setting -> its value as SQL */
-  settings: Map<string, string>;
-}
-
-/** Every routine of the project's schemas (extension members aside) with its SET clauses, by its target. */
-async function routineSettings(url: string): Promise<Map<string, RoutineSettings>> {
-  const sql = postgres(url, { max: 1, onnotice: () => undefined });
-  try {
-    const rows = await sql<{ routine: string; target: string; name: string | null; value: string | null }[]>`
-      select n.nspname || '.' || p.proname as routine,
-             case p.prokind when 'p' then 'procedure' else 'function' end || ' '
-               || pg_catalog.format('%I.%I(%s)', n.nspname, p.proname, pg_catalog.pg_get_function_identity_arguments(p.oid)) as target,
-             pg_catalog.split_part(c.setting, '=', 1) as name,
-             -- proconfig holds search_path as its list text ("" for the empty one), which SET reads
-             -- unquoted; every other value is a string literal.
-             case when pg_catalog.split_part(c.setting, '=', 1) <> 'search_path'
-                    then pg_catalog.quote_literal(pg_catalog.substr(c.setting, pg_catalog.strpos(c.setting, '=') + 1))
-                  when c.setting = 'search_path=""' then ''''''
-                  else pg_catalog.substr(c.setting, pg_catalog.strpos(c.setting, '=') + 1) end as value
-      from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
-      left join lateral pg_catalog.unnest(p.proconfig) with ordinality c(setting, position) on true
-      where n.nspname = any(${PROJECT_SCHEMAS})
-        and not exists (select from pg_catalog.pg_depend d
-                        where d.classid = 'pg_catalog.pg_proc'::regclass and d.objid = p.oid and d.deptype = 'e')
-      order by p.oid, c.position`;
-    const out = new Map<string, RoutineSettings>();
-    for (const row of rows) {
-      const routine = out.get(row.target) ?? { name: row.routine, settings: new Map<string, string>() };
-      if (row.name !== null && row.value !== null) routine.settings.set(row.name, row.value);
-      out.set(row.target, routine);
-    }
-    return out;
+    return new Map(rows.map(({ setting_names, setting_values, ...routine }) =>
+      [routine.target, { ...routine, settings: new Map(setting_names.map((name, i) => [name, setting_values[i]])) }]));
   } finally {
     await sql.end();
   }
@@ -246,8 +227,7 @@ async function routineSettings(url: string): Promise<Map<string, RoutineSettings
  * diff creates or replaces (`recreated`), whose definition carries them. The settings are reset
  * and set again in `to`'s order: ALTER appends a new one, and the definition lists them in order.
  */
-async function routineSettingChanges(fromUrl: string, toUrl: string, recreated: Set<string>): Promise<string[]> {
-  const [before, after] = await Promise.all([routineSettings(fromUrl), routineSettings(toUrl)]);
+function routineSettingChanges(before: Map<string, Routine>, after: Map<string, Routine>, recreated: Set<string>): string[] {
   const listed = (settings: Map<string, string>) => JSON.stringify([...settings]);
   const out: string[] = [];
   for (const [target, routine] of after) {
@@ -260,7 +240,7 @@ async function routineSettingChanges(fromUrl: string, toUrl: string, recreated: 
 }
 
 /** grantee (PUBLIC for the empty name) -> its privilege letters, the owner's own entry left out. */
-function grantees(routine: RoutineAcl): Map<string, string> {
+function grantees(routine: Routine): Map<string, string> {
   const out = new Map<string, string>();
   for (const item of routine.acl) {
     const [, grantee, privileges] = /^("(?:[^"]|"")*"|[^=]*)=([^/]*)\//.exec(item) ?? [];
@@ -275,8 +255,7 @@ function grantees(routine: RoutineAcl): Map<string, string> {
  * the grantees it has there. A routine new in `to`, or one the diff drops and creates again
  * (`recreated`), starts from PostgreSQL's default, which lets PUBLIC execute it.
  */
-async function routinePrivilegeChanges(fromUrl: string, toUrl: string, recreated: Set<string>): Promise<string[]> {
-  const [before, after] = await Promise.all([routineAcls(fromUrl), routineAcls(toUrl)]);
+function routinePrivilegeChanges(before: Map<string, Routine>, after: Map<string, Routine>, recreated: Set<string>): string[] {
   const out: string[] = [];
   for (const [target, routine] of after) {
     const old = before.get(target);
