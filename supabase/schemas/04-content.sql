@@ -598,15 +598,13 @@ create policy "anyone reads concept rollups" on app.concept_rollups
   using (true);
 grant select on app.concept_rollups to anon, authenticated;
 
--- Whole-snapshot figures: the unfiltered facet lists of /discovery/facets and /discovery/all
--- (private.discovery_facets with no filter), which list every trail of the snapshot.
+-- Whole-snapshot figures: the entity counts. A snapshot has its row once its rollups are written.
 create table app.snapshot_rollups (
   snapshot_id uuid primary key references app.snapshots (id) on delete cascade,
-  facets jsonb not null,
   entity_counts jsonb
 );
 comment on table app.snapshot_rollups is
-  'Per snapshot: the unfiltered discovery facets and the entity counts, computed once at import.';
+  'Per snapshot: the entity counts, computed once at import; the row marks a snapshot whose rollups are written.';
 alter table app.snapshot_rollups enable row level security;
 create policy "anyone reads snapshot rollups" on app.snapshot_rollups
   for select to anon, authenticated
@@ -634,8 +632,8 @@ comment on function private.content_derivation_deferred() is
 -- Purpose: (re)computes the rollup rows of one snapshot from its content rows, set-based (one
 --          aggregate per level; a 500,000-spark snapshot takes seconds). Called by the import in
 --          the transaction that writes the content; idempotent. Also stores the snapshot's
---          unfiltered facets (app.snapshot_rollups, computed by private.discovery_facets) and
---          the discovery list items (private.refresh_discovery_items).
+--          entity counts (app.snapshot_rollups), discovery list items
+--          (private.refresh_discovery_items) and facets (private.refresh_discovery_facet_sets).
 -- Params:  snapshot_id.
 -- Returns: {domains, trails, concepts}: the rollup rows written.
 create or replace function private.refresh_content_rollups(snapshot_id uuid)
@@ -713,16 +711,15 @@ begin
 
   drop table pg_temp.rollup_placements;
 
-  -- The unfiltered facets, computed by the reader itself (from the trail rollups just written).
-  insert into app.snapshot_rollups (snapshot_id, facets)
-  values (sid, private.discovery_facets(sid, null, null, null, null, array[true, true, true]));
-  -- The discovery list items, built from the rollups just written.
+  insert into app.snapshot_rollups (snapshot_id) values (sid);
+  -- The discovery list items and facets, built from the rollups just written.
   perform private.refresh_discovery_items(sid);
+  perform private.refresh_discovery_facet_sets(sid);
   return pg_catalog.jsonb_build_object('domains', domains, 'trails', trails, 'concepts', concepts);
 end
 $$;
 comment on function private.refresh_content_rollups(uuid) is
-  'Recomputes the domain/trail/concept rollups (counts and minutes), the unfiltered facets and the discovery list items of one snapshot from its content rows.';
+  'Recomputes the domain/trail/concept rollups (counts and minutes), the entity counts and the discovery list items and facets of one snapshot from its content rows.';
 
 -- private.snapshot_entity_counts
 -- Purpose: every entity count of one snapshot, counted from the content tables.

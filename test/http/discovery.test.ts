@@ -234,12 +234,15 @@ describe('discovery routes', () => {
     it('lists only published domains in the domain facet', async () => {
       await t.db.sql`insert into app.trails (snapshot_id, id, domain_id, slug, title, difficulty_level)
                      values (${catalog.snapshotId}, gen_random_uuid(), ${catalog.id('domain', 'hidden')}, 'hidden-trail', 'Hidden Trail', 'expert')`;
+      // Content written directly gets its derived rows (rollups, stored items and facets) as the import's would.
+      await t.db.sql`select private.refresh_content_rollups(${catalog.snapshotId})`;
       try {
         const { body } = await get('/discovery/facets?difficulty=expert');
         expect(body.domains).toEqual([]);
         expect(body.types).toContainEqual({ type: 'TRAIL', count: 1 });
       } finally {
         await t.db.sql`delete from app.trails where slug = 'hidden-trail'`;
+        await t.db.sql`select private.refresh_content_rollups(${catalog.snapshotId})`;
       }
     });
 
