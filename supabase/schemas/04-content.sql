@@ -62,19 +62,22 @@ comment on function private.uuid_or_null(text) is
 grant execute on function private.uuid_or_null(text) to anon, authenticated;
 
 -- The six pagination fields.
+-- plpgsql, not sql: as private.search_normalize below; every page of every list calls it.
 create or replace function private.page_meta(total bigint, page integer, per_page integer)
 returns jsonb
-language sql
+language plpgsql
 immutable
 set search_path = ''
 as $$
-  select pg_catalog.jsonb_build_object(
+begin
+  return pg_catalog.jsonb_build_object(
     'total', page_meta.total,
     'page', page_meta.page,
     'per_page', page_meta.per_page,
     'total_pages', (page_meta.total + page_meta.per_page - 1) / page_meta.per_page,
     'has_next', page_meta.page < (page_meta.total + page_meta.per_page - 1) / page_meta.per_page,
-    'has_prev', page_meta.page > 1)
+    'has_prev', page_meta.page > 1);
+end
 $$;
 comment on function private.page_meta(bigint,integer,integer) is
   'The spec''s six pagination fields (total, page, per_page, total_pages, has_next, has_prev) of one page.';

@@ -992,13 +992,16 @@ grant execute on function private.domain_items(app.domains[],integer) to anon, a
 -- private.discovery_preview_key
 -- Purpose: the key of a discovery item's child previews: a domain's `trails`, a trail's
 --          `concepts`, a concept's `sparks`.
+-- plpgsql, not sql: as private.search_normalize (04-content.sql); every stored page calls it.
 create or replace function private.discovery_preview_key(kind text)
 returns text
-language sql
+language plpgsql
 immutable
 set search_path = ''
 as $$
-  select case discovery_preview_key.kind when 'domain' then 'trails' when 'trail' then 'concepts' else 'sparks' end
+begin
+  return case discovery_preview_key.kind when 'domain' then 'trails' when 'trail' then 'concepts' else 'sparks' end;
+end
 $$;
 comment on function private.discovery_preview_key(text) is
   'The key of a discovery item''s child previews: trails for a domain, concepts for a trail, sparks for a concept.';
@@ -1094,8 +1097,8 @@ comment on function private.refresh_discovery_facet_sets(uuid) is
 --          the item private.domain_items, private.trail_items or private.concept_items make with
 --          that limit, with "type" when type is given (the items of /discovery/all), and printed
 --          as jsonb prints it: the stored item's placeholders are swapped for those values or
---          dropped. An item the snapshot has no stored text for (content written without the
---          derivation) is built by its builder.
+--          dropped. When an item of the page has no stored text (content written without the
+--          derivation), the builders make the page.
 -- Params:  kind ('domain' | 'trail' | 'concept'); snapshots, ids: the page's items (parallel
 --          arrays, in page order); preview_limit; type (null, or DOMAIN/TRAIL/CONCEPT).
 -- Returns: the items' JSON texts joined by ', ', or null for an empty page.
@@ -1117,27 +1120,18 @@ declare
   type_entry constant text := case when discovery_items_json.type is null then ''
                                    else '"type": ' || pg_catalog.to_json(discovery_items_json.type)::text || ', ' end;
   result text;
+  stored integer;
 begin
   select pg_catalog.string_agg(
-           coalesce(
-             pg_catalog.replace(pg_catalog.replace(x.item::text, '"type": 0, ', type_entry),
-               preview_key || ': 0, ',
-               case when discovery_items_json.preview_limit is null then ''
-                    else preview_key || ': ['
-                         || pg_catalog.array_to_string(x.previews[1:discovery_items_json.preview_limit]::text[], ', ')
-                         || '], ' end),
-             (case when discovery_items_json.type is null then '{}'::jsonb
-                   else pg_catalog.jsonb_build_object('type', discovery_items_json.type) end
-              || (case discovery_items_json.kind
-                    when 'domain' then private.domain_items(array(
-                      select d from app.domains d where d.snapshot_id = p.snapshot_id and d.id = p.id), discovery_items_json.preview_limit)
-                    when 'trail' then private.trail_items(array(
-                      select t from app.trails t where t.snapshot_id = p.snapshot_id and t.id = p.id), discovery_items_json.preview_limit)
-                    else private.concept_items(array(
-                      select c from app.concepts c where c.snapshot_id = p.snapshot_id and c.id = p.id), discovery_items_json.preview_limit)
-                  end -> 0))::text),
-           ', ' order by p.n)
-  into result
+           pg_catalog.replace(pg_catalog.replace(x.item::text, '"type": 0, ', type_entry),
+             preview_key || ': 0, ',
+             case when discovery_items_json.preview_limit is null then ''
+                  else preview_key || ': ['
+                       || pg_catalog.array_to_string(x.previews[1:discovery_items_json.preview_limit]::text[], ', ')
+                       || '], ' end),
+           ', ' order by p.n),
+         pg_catalog.count(x.id)
+  into result, stored
   from rows from (pg_catalog.unnest(discovery_items_json.snapshots), pg_catalog.unnest(discovery_items_json.ids))
          with ordinality p(snapshot_id, id, n)
   -- the page's stored items in one primary-key read (whatever else the table holds)
@@ -1146,6 +1140,25 @@ begin
     where x.snapshot_id = any(discovery_items_json.snapshots) and x.kind = discovery_items_json.kind
       and x.id = any(discovery_items_json.ids)
   ) x on x.snapshot_id = p.snapshot_id and x.id = p.id;
+  -- An item without a stored text (content written without the derivation): the builders make
+  -- the page. Apart, so that the usual statement does not set up the builders on every call.
+  if stored < pg_catalog.cardinality(discovery_items_json.ids) then
+    select pg_catalog.string_agg(
+             ((case when discovery_items_json.type is null then '{}'::jsonb
+                    else pg_catalog.jsonb_build_object('type', discovery_items_json.type) end)
+              || (case discovery_items_json.kind
+                    when 'domain' then private.domain_items(array(
+                      select d from app.domains d where d.snapshot_id = p.snapshot_id and d.id = p.id), discovery_items_json.preview_limit)
+                    when 'trail' then private.trail_items(array(
+                      select t from app.trails t where t.snapshot_id = p.snapshot_id and t.id = p.id), discovery_items_json.preview_limit)
+                    else private.concept_items(array(
+                      select c from app.concepts c where c.snapshot_id = p.snapshot_id and c.id = p.id), discovery_items_json.preview_limit)
+                  end -> 0))::text,
+             ', ' order by p.n)
+    into result
+    from rows from (pg_catalog.unnest(discovery_items_json.snapshots), pg_catalog.unnest(discovery_items_json.ids))
+           with ordinality p(snapshot_id, id, n);
+  end if;
   return result;
 end
 $$;

@@ -114,9 +114,10 @@ begin
   if begin_request.call !~ '^api\.[a-z_][a-z0-9_]*\(' then
     raise exception using errcode = '42501', message = 'only api functions may be dispatched';
   end if;
-  perform pg_catalog.set_config('request.jwt.claims', coalesce(begin_request.claims, ''), true);
-  perform pg_catalog.set_config('request.headers', coalesce(begin_request.headers::text, ''), true);
-  perform pg_catalog.set_config('request.path', '/rpc/' || pg_catalog.substring(begin_request.call, '^api\.([a-z_][a-z0-9_]*)\('), true);
+  -- one statement: every statement of a plpgsql function starts an executor
+  perform pg_catalog.set_config('request.jwt.claims', coalesce(begin_request.claims, ''), true),
+          pg_catalog.set_config('request.headers', coalesce(begin_request.headers::text, ''), true),
+          pg_catalog.set_config('request.path', '/rpc/' || pg_catalog.substring(begin_request.call, '^api\.([a-z_][a-z0-9_]*)\('), true);
   perform private.check_request();
   perform pg_catalog.set_config('role', begin_request.request_role, true);
 end
