@@ -1315,14 +1315,14 @@ begin
   -- filters, written once in private.discovery_facets), so the page's totals are theirs.
   stored_facets := private.stored_discovery_facets(sid, did, tid, list_discovery_items.difficulty,
                                                    list_discovery_items.q, included);
+
+  perform pg_catalog.set_config('plan_cache_mode', 'force_custom_plan', true);
   -- A domain's concepts are those of its trails: with their ids known when it is planned, a
   -- concept page reads those trails' concepts and sorts them, instead of walking every concept
   -- of the snapshot in title order to find the domain's (5.7 ms a page at 500,000 sparks).
   if did is not null then
     domain_trails := array(select t.id from app.trails t where (sid is null or t.snapshot_id = sid) and t.domain_id = did);
   end if;
-
-  perform pg_catalog.set_config('plan_cache_mode', 'force_custom_plan', true);
   if stored_facets is not null then
     -- "types" lists DOMAIN, TRAIL, CONCEPT, in the order of caps
     caps := array[(stored_facets #>> '{types,0,count}')::bigint, (stored_facets #>> '{types,1,count}')::bigint,
